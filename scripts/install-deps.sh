@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs everything MTPC needs to build, test and benchmark on Debian 12.
+# This is the single list of system packages: README, .ci/run and bench/ all call it.
+set -eu
+
+PACKAGES="
+  clang-19 lld-19 llvm-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev
+  cmake ninja-build pkg-config
+  libsqlite3-dev libjansson-dev zlib1g-dev libzstd-dev
+  python3 python3-pytest
+  csmith libcsmith-dev
+  gdb valgrind binutils
+  gnuplot-nox
+"
+
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+
+if [ -n "$missing" ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "install-deps: installing:$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+echo "install-deps: all packages present"

@@ -1,0 +1,15 @@
+#!/bin/sh
+# The whole test suite, from a fresh Debian 12 machine: installs the system
+# packages, builds MTPC (normal and ASan+UBSan builds) and runs pytest.
+# Usage: scripts/test.sh [pytest arguments...]
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+scripts/install-deps.sh
+scripts/build.sh build
+MTPC_SANITIZE=ON scripts/build.sh build-asan
+
+export MTPC_BUILD_DIR="$top/build"
+export MTPC_ASAN_BUILD_DIR="$top/build-asan"
+exec /usr/bin/python3 -m pytest -q -ra tests "$@"

@@ -1,0 +1,54 @@
+"""Shared pytest fixtures: where the built tools are, and LLVM 19's tools."""
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+BUILD = pathlib.Path(os.environ.get("MTPC_BUILD_DIR", ROOT / "build"))
+ASAN_BUILD = pathlib.Path(os.environ.get("MTPC_ASAN_BUILD_DIR", ROOT / "build-asan"))
+LLVM_BIN = pathlib.Path("/usr/lib/llvm-19/bin")
+
+
+def llvm_tool(name):
+    """Path of an LLVM 19 tool (clang, ld.lld, llvm-nm, ...)."""
+    p = LLVM_BIN / name
+    if not p.exists():
+        pytest.skip(f"{p} not installed (run scripts/install-deps.sh)")
+    return str(p)
+
+
+def tool(name, build=None):
+    """Path of a built MTPC tool, e.g. tool('mtpc-split')."""
+    build = build or BUILD
+    for sub in ("splitter", "ninja-gen", "cache", "tests", "."):
+        p = build / sub / name
+        if p.exists():
+            return str(p)
+    pytest.fail(f"{name} not built in {build} (run scripts/build.sh)")
+
+
+def run(cmd, check=True, **kw):
+    """subprocess.run with text output captured; on failure the message shows both streams."""
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    r = subprocess.run([str(c) for c in cmd], **kw)
+    if check and r.returncode != 0:
+        raise AssertionError(
+            f"command failed ({r.returncode}): {' '.join(map(str, cmd))}\n"
+            f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+    return r
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    return BUILD
+
+
+@pytest.fixture(scope="session")
+def asan_build_dir():
+    if not (ASAN_BUILD / "build.ninja").exists():
+        pytest.skip("no sanitizer build (scripts/test.sh makes one)")
+    return ASAN_BUILD
