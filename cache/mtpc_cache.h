@@ -1,0 +1,47 @@
+/* mtpc_cache.h: the partition plan cache (SQLite).
+ *
+ * One database holds, per module: the plans produced by mtpc-split, keyed by
+ * (module content hash, options hash), the module path they came from (so a
+ * changed module can be seeded from its previous plan), one row per build
+ * (hit or miss, split time), and the measured compile time and object size of
+ * each partition (recorded by the slot edges).
+ *
+ * Every function is safe to call from many processes at once (WAL mode, busy
+ * timeout). A failure never aborts the caller: functions print one warning
+ * naming the database and the problem and return an error value, so the build
+ * can go on uncached. */
+#ifndef MTPC_CACHE_H
+#define MTPC_CACHE_H
+
+typedef struct mtpc_cache mtpc_cache;
+
+/* The database path the build uses: explicit (if non-NULL and non-empty), else
+ * $MTPC_CACHE, else $XDG_CACHE_HOME/mtpc/plans.sqlite, else
+ * $HOME/.cache/mtpc/plans.sqlite. Returns a heap string; *source (if non-NULL)
+ * is set to "option", "MTPC_CACHE", "XDG_CACHE_HOME" or "HOME". */
+char *mtpc_cache_resolve_path(const char *explicit_path, const char **source);
+
+/* Open (creating and migrating the schema unless readonly). Returns NULL after
+ * one warning if the file cannot be opened, is not a cache, or is locked. */
+mtpc_cache *mtpc_cache_open(const char *path, int readonly);
+void mtpc_cache_close(mtpc_cache *c);
+
+/* Exact hit: the stored plan JSON (heap string) for this module content and
+ * these options, or NULL. The caller validates it before trusting it. */
+char *mtpc_cache_lookup(mtpc_cache *c, const char *module_hash, const char *options_hash);
+
+/* The most recent plan stored for module_path with these options, whatever its
+ * module hash, with "measured_seconds" and "object_bytes" added to each
+ * partition that has timings; heap string or NULL. Used to seed a new split. */
+char *mtpc_cache_lookup_previous(mtpc_cache *c, const char *module_path, const char *options_hash);
+
+/* Store a plan (replacing one with the same key) and log one build row.
+ * hit: 1 if the plan came from mtpc_cache_lookup. Returns 0 or -1. */
+int mtpc_cache_store(mtpc_cache *c, const char *module_path, const char *module_hash,
+		     const char *options_hash, const char *plan_json, double split_seconds, int hit);
+
+/* Record one slot's measured compile time and object size. Returns 0 or -1. */
+int mtpc_cache_record_partition(mtpc_cache *c, const char *module_hash, const char *options_hash,
+				int partition, double seconds, long long object_bytes);
+
+#endif
