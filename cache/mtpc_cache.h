@@ -9,7 +9,13 @@
  * Every function is safe to call from many processes at once (WAL mode, busy
  * timeout). A failure never aborts the caller: functions print one warning
  * naming the database and the problem and return an error value, so the build
- * can go on uncached. */
+ * can go on uncached. After a failure the handle stays valid but every later
+ * call on it is a silent no-op returning the error value, so a build that
+ * lost its cache warns once, not once per call. A NULL handle is accepted by
+ * every function (same silent no-op), so callers need not test the result of
+ * mtpc_cache_open().
+ *
+ * Busy timeout: $MTPC_CACHE_BUSY_TIMEOUT_MS milliseconds (default 5000). */
 #ifndef MTPC_CACHE_H
 #define MTPC_CACHE_H
 
@@ -43,5 +49,22 @@ int mtpc_cache_store(mtpc_cache *c, const char *module_path, const char *module_
 /* Record one slot's measured compile time and object size. Returns 0 or -1. */
 int mtpc_cache_record_partition(mtpc_cache *c, const char *module_hash, const char *options_hash,
 				int partition, double seconds, long long object_bytes);
+
+/* ---- Added for the mtpc-cache CLI (and usable by the build) ---- */
+
+/* mtpc_cache_open() without the warning: on failure returns NULL and, if
+ * errmsg is non-NULL, sets *errmsg to a heap string "<path>: <problem>" (no
+ * such file, not a plan cache, newer schema, locked, not writable...) that the
+ * caller reports as it sees fit; with errmsg NULL it warns like
+ * mtpc_cache_open(). A read-only open never creates or migrates anything. */
+mtpc_cache *mtpc_cache_open_ex(const char *path, int readonly, char **errmsg);
+
+/* Garbage-collect: remove the plans (with their partitions, functions and
+ * timings) not used for more than max_age_days (ignored if < 0) and the build
+ * log rows older than that; then, if max_bytes >= 0, remove least recently
+ * used plans until the data fits in max_bytes; then return the freed pages to
+ * the file system. *removed (if non-NULL) gets the number of plans removed.
+ * Returns 0 or -1 (after one warning). */
+int mtpc_cache_gc(mtpc_cache *c, double max_age_days, long long max_bytes, int *removed);
 
 #endif
