@@ -1,0 +1,67 @@
+# Shared by the benchmark projects (bench/sqlite, the generated synthetic project).
+#
+#   bench_setup(<PREFIX> <target>...)
+#
+# Cache options it defines:
+#   <PREFIX>_LTO        OFF | thin | full   (default: thin with Clang, OFF otherwise)
+#   <PREFIX>_USE_MTPC   ON: include(MTPC) and mtpc_enable() each target (forces thin LTO)
+#   <PREFIX>_MTPC_PARTITIONS   PARTITIONS passed to mtpc_enable (0: MTPC's default)
+#   MTPC_DIR            MTPC source tree or install prefix; its cmake/ or share/mtpc/cmake/
+#                       folder is added to CMAKE_MODULE_PATH (or pass -DCMAKE_MODULE_PATH=...)
+# ThinLTO/FullLTO builds link with lld (-fuse-ld=lld).
+
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+
+function(bench_setup prefix)
+  if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+    set(default_lto thin)
+  else()
+    set(default_lto OFF)
+  endif()
+  set(${prefix}_LTO "${default_lto}" CACHE STRING "LTO mode: OFF, thin or full")
+  set_property(CACHE ${prefix}_LTO PROPERTY STRINGS OFF thin full)
+  option(${prefix}_USE_MTPC "Split large ThinLTO modules with MTPC (include(MTPC))" OFF)
+  set(${prefix}_MTPC_PARTITIONS 0 CACHE STRING "PARTITIONS for mtpc_enable (0: default)")
+  set(MTPC_DIR "" CACHE PATH "MTPC source tree or install prefix")
+
+  set(lto "${${prefix}_LTO}")
+  if(${prefix}_USE_MTPC AND NOT lto STREQUAL "thin")
+    message(STATUS "${prefix}_USE_MTPC=ON: using ThinLTO (${prefix}_LTO was '${lto}')")
+    set(lto thin)
+  endif()
+  if(lto AND NOT lto STREQUAL "OFF" AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "${prefix}_LTO=${lto} needs Clang (configure with "
+                        "-DCMAKE_C_COMPILER=clang-19), or set -D${prefix}_LTO=OFF")
+  endif()
+
+  foreach(target IN LISTS ARGN)
+    if(lto STREQUAL "thin" OR lto STREQUAL "full")
+      target_compile_options(${target} PRIVATE -flto=${lto})
+      target_link_options(${target} PRIVATE -flto=${lto} -fuse-ld=lld)
+    endif()
+    target_link_libraries(${target} PRIVATE m)
+  endforeach()
+
+  if(${prefix}_USE_MTPC)
+    if(MTPC_DIR)
+      list(APPEND CMAKE_MODULE_PATH "${MTPC_DIR}/cmake" "${MTPC_DIR}/share/mtpc/cmake")
+    endif()
+    include(MTPC OPTIONAL RESULT_VARIABLE mtpc_found)
+    if(NOT mtpc_found)
+      message(FATAL_ERROR "${prefix}_USE_MTPC=ON but MTPC.cmake was not found: pass "
+                          "-DMTPC_DIR=<MTPC source tree or install prefix> or "
+                          "-DCMAKE_MODULE_PATH=<folder holding MTPC.cmake>")
+    endif()
+    foreach(target IN LISTS ARGN)
+      if(${prefix}_MTPC_PARTITIONS GREATER 0)
+        mtpc_enable(${target} PARTITIONS ${${prefix}_MTPC_PARTITIONS})
+      else()
+        mtpc_enable(${target})
+      endif()
+    endforeach()
+    message(STATUS "${prefix}: MTPC enabled for ${ARGN} (${mtpc_found})")
+  endif()
+  message(STATUS "${prefix}: LTO=${lto}, build type ${CMAKE_BUILD_TYPE}")
+endfunction()
