@@ -11,6 +11,7 @@ PACKAGES="
   csmith libcsmith-dev
   gdb valgrind binutils
   gnuplot-nox
+  tcl dpkg-dev
 "
 
 missing=""

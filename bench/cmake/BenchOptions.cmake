@@ -2,8 +2,13 @@
 #
 #   bench_setup(<PREFIX> <target>...)
 #
+# Adds the LTO flags to every target (object libraries included) and, with MTPC on,
+# calls mtpc_enable() for the executables and shared libraries among them.
+#
 # Cache options it defines:
 #   <PREFIX>_LTO        OFF | thin | full   (default: thin with Clang, OFF otherwise)
+#   <PREFIX>_OPT        optimization flag added after the build type's (default -O2, the
+#                       level design.md's measurements use)
 #   <PREFIX>_USE_MTPC   ON: include(MTPC) and mtpc_enable() each target (forces thin LTO)
 #   <PREFIX>_MTPC_PARTITIONS   PARTITIONS passed to mtpc_enable (0: MTPC's default)
 #   MTPC_DIR            MTPC source tree or install prefix; its cmake/ or share/mtpc/cmake/
@@ -22,6 +27,7 @@ function(bench_setup prefix)
   endif()
   set(${prefix}_LTO "${default_lto}" CACHE STRING "LTO mode: OFF, thin or full")
   set_property(CACHE ${prefix}_LTO PROPERTY STRINGS OFF thin full)
+  set(${prefix}_OPT "-O2" CACHE STRING "Optimization flag for compile and link")
   option(${prefix}_USE_MTPC "Split large ThinLTO modules with MTPC (include(MTPC))" OFF)
   set(${prefix}_MTPC_PARTITIONS 0 CACHE STRING "PARTITIONS for mtpc_enable (0: default)")
   set(MTPC_DIR "" CACHE PATH "MTPC source tree or install prefix")
@@ -37,11 +43,22 @@ function(bench_setup prefix)
   endif()
 
   foreach(target IN LISTS ARGN)
+    get_target_property(type ${target} TYPE)
+    if(${prefix}_OPT)
+      target_compile_options(${target} PRIVATE ${${prefix}_OPT})
+      if(type STREQUAL "EXECUTABLE" OR type STREQUAL "SHARED_LIBRARY")
+        target_link_options(${target} PRIVATE ${${prefix}_OPT})
+      endif()
+    endif()
     if(lto STREQUAL "thin" OR lto STREQUAL "full")
       target_compile_options(${target} PRIVATE -flto=${lto})
-      target_link_options(${target} PRIVATE -flto=${lto} -fuse-ld=lld)
+      if(type STREQUAL "EXECUTABLE" OR type STREQUAL "SHARED_LIBRARY")
+        target_link_options(${target} PRIVATE -flto=${lto} -fuse-ld=lld)
+      endif()
     endif()
-    target_link_libraries(${target} PRIVATE m)
+    if(type STREQUAL "EXECUTABLE")
+      target_link_libraries(${target} PRIVATE m)
+    endif()
   endforeach()
 
   if(${prefix}_USE_MTPC)
@@ -55,6 +72,10 @@ function(bench_setup prefix)
                           "-DCMAKE_MODULE_PATH=<folder holding MTPC.cmake>")
     endif()
     foreach(target IN LISTS ARGN)
+      get_target_property(type ${target} TYPE)
+      if(NOT type STREQUAL "EXECUTABLE" AND NOT type STREQUAL "SHARED_LIBRARY")
+        continue()    # MTPC acts on link steps; object libraries just get the LTO flags
+      endif()
       if(${prefix}_MTPC_PARTITIONS GREATER 0)
         mtpc_enable(${target} PARTITIONS ${${prefix}_MTPC_PARTITIONS})
       else()
