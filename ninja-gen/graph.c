@@ -1,0 +1,512 @@
+/* graph.c: see graph.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "graph.h"
+#include "ar.h"
+#include "hash.h"
+#include "ninja_write.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Absolute form of p (relative to cwd); symlinks resolved when it exists so
+ * that one file always gets one module identity. */
+static char *absolute(const char *p, const char *cwd)
+{
+	char *joined = p[0] == '/' ? xstrdup(p) : xasprintf("%s/%s", cwd, p);
+	char *real = realpath(joined, NULL);
+	if (real) {
+		free(joined);
+		return real;
+	}
+	return joined;
+}
+
+char *graph_module_key(const char *abs_path)
+{
+	char hex[MTPC_HASH_HEX_LEN + 1];
+	mtpc_hash_hex(abs_path, strlen(abs_path), hex);
+	const char *slash = strrchr(abs_path, '/');
+	return xasprintf("%s-%.8s", slash ? slash + 1 : abs_path, hex);
+}
+
+static struct module *add_module(struct graph *g, const struct graph_conf *gc, const char *path)
+{
+	for (size_t i = 0; i < g->nmods; i++)
+		if (!strcmp(g->mods[i].path, path))
+			return &g->mods[i];
+	g->mods = xrealloc(g->mods, (g->nmods + 1) * sizeof *g->mods);
+	struct module *m = &g->mods[g->nmods++];
+	memset(m, 0, sizeof *m);
+	m->path = xstrdup(path);
+	m->key = graph_module_key(path);
+	m->shard = xasprintf("index%s.thinlto.bc", path);
+	struct stat st;
+	m->size = stat(path, &st) == 0 ? (long long)st.st_size : 0;
+	m->split = gc->kmax >= 2 && m->size > gc->threshold;
+	buf_printf(&g->modules_list, "%s\n", path);
+	return m;
+}
+
+static char *native_of(const struct graph_conf *gc, const struct module *m)
+{
+	return xasprintf("%s/mod/%s/native.o", gc->inner, m->key);
+}
+
+/* The rewritten forms of one input word for the thin link (th) and the final
+ * link (fin). Bitcode becomes an absolute module path / its native object;
+ * an archive with bitcode becomes its members, lazily (--start-lib) unless
+ * inside --whole-archive. */
+static int rewrite_input(const struct graph_conf *gc, const struct linkcmd *lc, size_t i,
+			 struct graph *g, struct strv *th, struct strv *fin)
+{
+	const char *w = lc->args.v[i];
+	char *abs = absolute(w, gc->outer_cwd);
+	int ret = 0;
+	if (lc->kind[i] == IN_BITCODE) {
+		struct module *m = add_module(g, gc, abs);
+		strv_add(th, abs);
+		strv_addown(fin, native_of(gc, m));
+	} else if (lc->kind[i] == IN_ARCHIVE) {
+		char *key = graph_module_key(abs);
+		char *dest = xasprintf("%s/ar/%s", gc->inner, key);
+		free(key);
+		struct strv mem = {0};
+		int bitcode = 0;
+		if (ar_extract(abs, dest, &mem, &bitcode) < 0) {
+			ret = -1;
+		} else if (!bitcode) {
+			strv_add(th, w);
+			strv_add(fin, w);
+		} else {
+			int lazy = !lc->whole_archive[i];
+			if (lazy) {
+				strv_add(th, "-Wl,--start-lib");
+				strv_add(fin, "-Wl,--start-lib");
+			}
+			for (size_t k = 0; k < mem.n; k++) {
+				char *p = absolute(mem.v[k], gc->outer_cwd);
+				if (linkcmd_file_kind(p) == IN_BITCODE) {
+					struct module *m = add_module(g, gc, p);
+					strv_add(th, p);
+					strv_addown(fin, native_of(gc, m));
+				} else {
+					strv_add(th, p);
+					strv_add(fin, p);
+				}
+				free(p);
+			}
+			if (lazy) {
+				strv_add(th, "-Wl,--end-lib");
+				strv_add(fin, "-Wl,--end-lib");
+			}
+		}
+		strv_free(&mem);
+		free(dest);
+	} else {
+		strv_add(th, w);
+		strv_add(fin, w);
+	}
+	free(abs);
+	return ret;
+}
+
+/* Flags shared by backend and slot compiles: what lld's in-process ThinLTO
+ * backend uses (see design.md "lld / clang 19 facts"). */
+static void codegen_flags(const struct linkcmd *lc, struct strv *cmd)
+{
+	char *o = xasprintf("-O%s", lc->opt);
+	strv_addown(cmd, o);
+	strv_add(cmd, lc->mode == MODE_STATIC ? "-fno-pic" : "-fPIC");
+	strv_add(cmd, "-ffunction-sections");
+	strv_add(cmd, "-fdata-sections");
+	strv_add(cmd, "-faddrsig");
+	strv_addv(cmd, &lc->backend_flags);
+}
+
+static char *driver_path(const struct linkcmd *lc, const struct graph_conf *gc)
+{
+	const char *d = lc->args.v[0];
+	if (strchr(d, '/') && d[0] != '/')
+		return absolute(d, gc->outer_cwd);
+	return xstrdup(d);
+}
+
+/* Append "build OUTS: RULE INS | IMPLICIT || ORDER\n" with escaped paths. */
+static int build_line(struct buf *b, char *const *outs, const char *rule, char *const *ins,
+		      char *const *implicit, char *const *order)
+{
+	int r = 0;
+	buf_add(b, "build");
+	for (size_t i = 0; outs && outs[i]; i++) {
+		buf_addc(b, ' ');
+		r |= nw_path(b, outs[i]);
+	}
+	buf_printf(b, ": %s", rule);
+	for (size_t i = 0; ins && ins[i]; i++) {
+		buf_addc(b, ' ');
+		r |= nw_path(b, ins[i]);
+	}
+	if (implicit && implicit[0]) {
+		buf_add(b, " |");
+		for (size_t i = 0; implicit[i]; i++) {
+			buf_addc(b, ' ');
+			r |= nw_path(b, implicit[i]);
+		}
+	}
+	if (order && order[0]) {
+		buf_add(b, " ||");
+		for (size_t i = 0; order[i]; i++) {
+			buf_addc(b, ' ');
+			r |= nw_path(b, order[i]);
+		}
+	}
+	buf_addc(b, '\n');
+	return r;
+}
+
+static int cmd_var(struct buf *b, const char *name, char *const *argv)
+{
+	buf_printf(b, "  %s = ", name);
+	int r = nw_cmd_words(b, argv);
+	buf_addc(b, '\n');
+	return r;
+}
+
+#define V(...) ((char *const[]){__VA_ARGS__, NULL})
+
+/* The plain ThinLTO backend of module m into out (relative path). */
+static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struct linkcmd *lc,
+			const struct module *m, const char *out, const char *driver)
+{
+	/* The shard alone is the input: it carries the hash of this module and
+	 * of every module it imports from, so touching an object without
+	 * changing it stops at the thin link (restat). */
+	int r = build_line(nj, V((char *)out), "backend", V(m->shard), NULL, NULL);
+	struct strv cmd = {0};
+	strv_add(&cmd, gc->self);
+	strv_add(&cmd, "--backend-step");
+	strv_add(&cmd, "--out");
+	strv_add(&cmd, out);
+	strv_add(&cmd, "--");
+	strv_addv(&cmd, &gc->launcher);
+	strv_add(&cmd, driver);
+	strv_add(&cmd, "-c");
+	strv_add(&cmd, "-x");
+	strv_add(&cmd, "ir");
+	strv_add(&cmd, m->path);
+	strv_addown(&cmd, xasprintf("-fthinlto-index=%s", m->shard));
+	codegen_flags(lc, &cmd);
+	strv_add(&cmd, "-o");
+	strv_addown(&cmd, xasprintf("%s.tmp", out));
+	r |= cmd_var(nj, "cmd", cmd.v);
+	buf_printf(nj, "  desc = MTPC backend %s\n", m->key);
+	strv_free(&cmd);
+	return r;
+}
+
+static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct linkcmd *lc,
+		      const struct module *m, const char *driver)
+{
+	int r = 0;
+	char *dir = xasprintf("mod/%s", m->key);
+	char *dd = xasprintf("%s/split.dd", dir), *nfile = xasprintf("%s/split.n", dir);
+	char *backend = xasprintf("%s/backend.o", dir), *native = xasprintf("%s/native.o", dir);
+	char *kmax = xasprintf("%d", gc->kmax);
+
+	/* import + split (fused in mtpc-split), then the dyndep file. */
+	r |= build_line(nj, V(dd, nfile), "split", V(m->shard), NULL, NULL);
+	struct strv cmd = {0};
+	strv_add(&cmd, gc->self);
+	strv_add(&cmd, "--split-step");
+	strv_add(&cmd, "--tool");
+	strv_add(&cmd, gc->split_tool);
+	strv_add(&cmd, "--module");
+	strv_add(&cmd, m->path);
+	strv_add(&cmd, "--index");
+	strv_add(&cmd, m->shard);
+	strv_add(&cmd, "--dir");
+	strv_add(&cmd, dir);
+	strv_add(&cmd, "--kmax");
+	strv_add(&cmd, kmax);
+	strv_add(&cmd, "--reloc");
+	strv_add(&cmd, lc->mode == MODE_STATIC ? "static" : "pic");
+	if (gc->min_cost) {
+		strv_add(&cmd, "--min-cost");
+		strv_add(&cmd, gc->min_cost);
+	}
+	if (gc->cache) {
+		strv_add(&cmd, "--cache");
+		strv_add(&cmd, gc->cache);
+	}
+	r |= cmd_var(nj, "cmd", cmd.v);
+	buf_printf(nj, "  desc = MTPC split %s\n", m->key);
+	strv_free(&cmd);
+
+	/* The unsplit backend, pulled in by the dyndep file only on fallback. */
+	r |= emit_backend(nj, gc, lc, m, backend, driver);
+
+	for (int i = 0; i < gc->kmax; i++) {
+		char *obj = xasprintf("%s/p%d.o", dir, i);
+		char *bc = xasprintf("%s/parts/p%d.bc", dir, i);
+		char *idx = xasprintf("%d", i);
+		/* The slot waits for the split (order-only) and learns its real
+		 * input p<i>.bc from the dyndep file. */
+		r |= build_line(nj, V(obj), "slot", NULL, NULL, V(dd));
+		buf_add(nj, "  dyndep = ");
+		r |= nw_path(nj, dd);
+		buf_addc(nj, '\n');
+		strv_add(&cmd, gc->self);
+		strv_add(&cmd, "--slot-step");
+		strv_add(&cmd, "--out");
+		strv_add(&cmd, obj);
+		strv_add(&cmd, "--plan");
+		strv_addown(&cmd, xasprintf("%s/parts/plan.json", dir));
+		strv_add(&cmd, "--part");
+		strv_add(&cmd, idx);
+		if (gc->cache) {
+			strv_add(&cmd, "--cache");
+			strv_add(&cmd, gc->cache);
+		}
+		strv_add(&cmd, "--");
+		strv_addv(&cmd, &gc->launcher);
+		strv_add(&cmd, driver);
+		strv_add(&cmd, "-c");
+		strv_add(&cmd, "-x");
+		strv_add(&cmd, "ir");
+		strv_add(&cmd, bc);
+		codegen_flags(lc, &cmd);
+		strv_add(&cmd, "-o");
+		strv_addown(&cmd, xasprintf("%s.tmp", obj));
+		r |= cmd_var(nj, "cmd", cmd.v);
+		buf_printf(nj, "  desc = MTPC slot %s p%d\n", m->key, i);
+		strv_free(&cmd);
+		free(obj);
+		free(bc);
+		free(idx);
+	}
+
+	/* The merge takes the dyndep file as an implicit input (order-only
+	 * leaves a stale object when the partition count shrinks). */
+	r |= build_line(nj, V(native), "merge", NULL, V(dd, nfile), NULL);
+	buf_add(nj, "  dyndep = ");
+	r |= nw_path(nj, dd);
+	buf_addc(nj, '\n');
+	strv_add(&cmd, gc->self);
+	strv_add(&cmd, "--merge-step");
+	strv_add(&cmd, "--dir");
+	strv_add(&cmd, dir);
+	strv_add(&cmd, "--out");
+	strv_add(&cmd, native);
+	strv_add(&cmd, "--llvm-bin");
+	strv_add(&cmd, gc->llvm_bin);
+	r |= cmd_var(nj, "cmd", cmd.v);
+	buf_printf(nj, "  desc = MTPC merge %s\n", m->key);
+	strv_free(&cmd);
+
+	free(dir);
+	free(dd);
+	free(nfile);
+	free(backend);
+	free(native);
+	free(kmax);
+	return r;
+}
+
+/* Files named inside -Wl, words (version scripts, linker scripts): inputs of
+ * the final link too, so that editing them relinks. */
+static void wl_files(const char *w, const char *cwd, struct strv *deps)
+{
+	char *copy = xstrdup(w + 4), *save = NULL;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const char *eq = strchr(t, '=');
+		const char *p = eq ? eq + 1 : t;
+		struct stat st;
+		if (*p && *p != '-' && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+			strv_addown(deps, absolute(p, cwd));
+	}
+	free(copy);
+}
+
+int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct graph *g)
+{
+	memset(g, 0, sizeof *g);
+	const char *out = linkcmd_output(lc);
+	if (!out) {
+		mtpc_error("link command has no -o");
+		return -1;
+	}
+	g->output = absolute(out, gc->outer_cwd);
+	if (strchr(gc->inner, ';') || strchr(gc->inner, '\n')) {
+		/* --thinlto-prefix-replace uses ';' as its separator. */
+		mtpc_error("build directory %s contains ';' or a newline", gc->inner);
+		return -1;
+	}
+	char *driver = driver_path(lc, gc);
+	struct strv th = {0}, fin = {0}, deps = {0};
+	int r = 0;
+	for (size_t i = 1; i < lc->args.n && r == 0; i++) {
+		const char *w = lc->args.v[i];
+		if ((int)i == lc->output) {
+			const char *tl = "thinlink.out";
+			if (lc->output_joined) {
+				strv_addown(&th, xasprintf("-o%s/%s", gc->inner, tl));
+				strv_add(&fin, w);
+			} else {
+				strv_addown(&th, xasprintf("%s/%s", gc->inner, tl));
+				strv_add(&fin, w);
+			}
+			continue;
+		}
+		if (lc->kind[i] != IN_NONE) {
+			r = rewrite_input(gc, lc, i, g, &th, &fin);
+			if (lc->kind[i] == IN_FILE)
+				strv_addown(&deps, absolute(w, gc->outer_cwd));
+			else if (lc->kind[i] == IN_ARCHIVE)
+				strv_addown(&deps, absolute(w, gc->outer_cwd));
+			continue;
+		}
+		if (!strncmp(w, "-Wl,", 4))
+			wl_files(w, gc->outer_cwd, &deps);
+		strv_add(&th, w);
+		strv_add(&fin, w);
+	}
+	if (r == 0 && g->nmods == 0) {
+		mtpc_error("no ThinLTO bitcode among the link inputs");
+		r = -1;
+	}
+	if (r < 0)
+		goto done;
+
+	strv_add(&th, "-Wl,--thinlto-index-only");
+	strv_add(&th, "-Wl,--thinlto-emit-imports-files");
+	strv_addown(&th, xasprintf("-Wl,--thinlto-prefix-replace=/;%s/stage/", gc->inner));
+	for (size_t i = 0; i < th.n; i++)
+		linkcmd_rsp_word(&g->thinlink_rsp, th.v[i]);
+	for (size_t i = 0; i < fin.n; i++)
+		linkcmd_rsp_word(&g->link_rsp, fin.v[i]);
+
+	struct buf *nj = &g->ninja;
+	buf_add(nj, "# Generated by mtpc-link: the inner build of one MTPC link. Do not edit;\n"
+		    "# mtpc-link rewrites it (only if changed) on every link.\n"
+		    "ninja_required_version = 1.10\n\n");
+	static const char *const rules[][2] = {
+		{"thinlink", "1"}, {"backend", "1"}, {"split", "1"},
+		{"slot", "1"},     {"merge", "1"},   {"link", "0"},
+	};
+	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+		buf_printf(nj, "rule %s\n  command = $cmd\n  description = $desc\n%s\n", rules[i][0],
+			   rules[i][1][0] == '1' ? "  restat = 1\n" : "");
+
+	/* thin link: every shard is an output, written only if changed. */
+	struct strv shards = {0}, ins = {0};
+	for (size_t i = 0; i < g->nmods; i++)
+		strv_add(&shards, g->mods[i].shard);
+	for (size_t i = 0; i < g->nmods; i++)
+		strv_add(&ins, g->mods[i].path);
+	strv_addv(&ins, &deps);
+	r |= build_line(nj, shards.v, "thinlink", ins.v, V("thinlink.rsp", "modules.list"), NULL);
+	struct strv cmd = {0};
+	strv_add(&cmd, gc->self);
+	strv_add(&cmd, "--thinlink-step");
+	strv_add(&cmd, "--cwd");
+	strv_add(&cmd, gc->outer_cwd);
+	strv_add(&cmd, "--dir");
+	strv_add(&cmd, gc->inner);
+	strv_add(&cmd, "--");
+	strv_add(&cmd, driver);
+	strv_addown(&cmd, xasprintf("@%s/thinlink.rsp", gc->inner));
+	r |= cmd_var(nj, "cmd", cmd.v);
+	buf_add(nj, "  desc = MTPC thin link\n\n");
+	strv_free(&cmd);
+	strv_free(&shards);
+	strv_free(&ins);
+
+	struct strv natives = {0};
+	for (size_t i = 0; i < g->nmods; i++) {
+		const struct module *m = &g->mods[i];
+		char *native = xasprintf("mod/%s/native.o", m->key);
+		if (m->split)
+			r |= emit_split(nj, gc, lc, m, driver);
+		else
+			r |= emit_backend(nj, gc, lc, m, native, driver);
+		buf_addc(nj, '\n');
+		strv_addown(&natives, native);
+	}
+
+	strv_addv(&natives, &deps);
+	r |= build_line(nj, V(g->output), "link", natives.v, V("link.rsp"), NULL);
+	strv_add(&cmd, gc->self);
+	strv_add(&cmd, "--run-step");
+	strv_add(&cmd, "--cwd");
+	strv_add(&cmd, gc->outer_cwd);
+	strv_add(&cmd, "--");
+	strv_add(&cmd, driver);
+	strv_addown(&cmd, xasprintf("@%s/link.rsp", gc->inner));
+	r |= cmd_var(nj, "cmd", cmd.v);
+	buf_add(nj, "  desc = MTPC link\n\n");
+	strv_free(&cmd);
+	strv_free(&natives);
+	/* Only the output by default: slots nothing needs never run. */
+	buf_add(nj, "default ");
+	r |= nw_path(nj, g->output);
+	buf_addc(nj, '\n');
+	if (r)
+		mtpc_error("a path of this link cannot be written in a Ninja file (newline?)");
+done:
+	strv_free(&th);
+	strv_free(&fin);
+	strv_free(&deps);
+	free(driver);
+	return r ? -1 : 0;
+}
+
+static int put(const struct graph_conf *gc, const char *name, const struct buf *b)
+{
+	char *p = xasprintf("%s/%s", gc->inner, name);
+	int r = mtpc_write_file(p, b->s ? b->s : "", b->len, MTPC_WRITE_IF_CHANGED);
+	if (r < 0)
+		mtpc_error("cannot write %s: %s", p, strerror(errno));
+	free(p);
+	return r < 0 ? -1 : 0;
+}
+
+int graph_write(const struct graph_conf *gc, const struct graph *g)
+{
+	if (mtpc_mkdir_p(gc->inner) < 0) {
+		mtpc_error("cannot create %s: %s", gc->inner, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < g->nmods; i++) {
+		char *d = xasprintf("%s/mod/%s/parts", gc->inner, g->mods[i].key);
+		int r = mtpc_mkdir_p(d);
+		free(d);
+		if (r < 0) {
+			mtpc_error("cannot create module directory: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (put(gc, "thinlink.rsp", &g->thinlink_rsp) < 0 || put(gc, "link.rsp", &g->link_rsp) < 0 ||
+	    put(gc, "modules.list", &g->modules_list) < 0 || put(gc, "build.ninja", &g->ninja) < 0)
+		return -1;
+	return 0;
+}
+
+void graph_free(struct graph *g)
+{
+	for (size_t i = 0; i < g->nmods; i++) {
+		free(g->mods[i].path);
+		free(g->mods[i].key);
+		free(g->mods[i].shard);
+	}
+	free(g->mods);
+	buf_free(&g->ninja);
+	buf_free(&g->thinlink_rsp);
+	buf_free(&g->link_rsp);
+	buf_free(&g->modules_list);
+	free(g->output);
+}

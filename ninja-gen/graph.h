@@ -1,0 +1,61 @@
+/* graph.h: the inner Ninja graph of one MTPC link.
+ *
+ * From the parsed link command, graph_build() decides per ThinLTO module
+ * whether it is split (bitcode larger than the threshold and more than one
+ * partition allowed) and produces, in memory, everything the inner build
+ * needs (all written by graph_write() only if changed):
+ *   build.ninja     thinlink -> backend | split -> slots -> merge -> link
+ *   thinlink.rsp    the link command for --thinlto-index-only (absolute paths)
+ *   link.rsp        the final link command on the native objects
+ *   modules.list    absolute module paths, one a line (read by the thinlink step)
+ * Layout of the inner directory (paths in build.ninja are relative to it):
+ *   index/<abs module path>.thinlto.bc   shard, copied from stage/ if changed
+ *   ar/<archive>-<hash>/<n>-<member>     extracted archive members
+ *   mod/<key>/native.o                   what the final link takes
+ *   mod/<key>/{split.dd,split.n,backend.o,p<i>.o,parts/}   split modules
+ * where <key> is the module's file name plus a hash of its absolute path. */
+#ifndef MTPC_NG_GRAPH_H
+#define MTPC_NG_GRAPH_H
+
+#include "buf.h"
+#include "linkcmd.h"
+
+struct graph_conf {
+	const char *self;       /* absolute path of mtpc-link (runs the steps) */
+	const char *split_tool; /* mtpc-split */
+	const char *llvm_bin;   /* directory with ld.lld and llvm-objcopy */
+	const char *cache;      /* plan cache path or NULL */
+	const char *min_cost;   /* passed to mtpc-split --min-cost, or NULL */
+	struct strv launcher;   /* prefix of backend and slot commands */
+	long long threshold;    /* split modules with more bitcode bytes than this */
+	int kmax;               /* slots per split module */
+	const char *inner;      /* absolute inner build directory */
+	const char *outer_cwd;  /* absolute directory the link command runs in */
+};
+
+struct module {
+	char *path;  /* absolute path of the bitcode object the thin link sees */
+	char *key;   /* unique directory name under mod/ */
+	char *shard; /* index/<path>.thinlto.bc (relative to the inner dir) */
+	long long size;
+	int split;
+};
+
+struct graph {
+	struct module *mods;
+	size_t nmods;
+	struct buf ninja, thinlink_rsp, link_rsp, modules_list;
+	char *output; /* absolute path of the link output */
+};
+
+/* Returns 0, or -1 after an error message (the caller then runs the original
+ * link command unchanged). Extracts bitcode archives into the inner dir. */
+int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct graph *g);
+/* Write the files (creating the inner dir). Returns 0 or -1 after an error. */
+int graph_write(const struct graph_conf *gc, const struct graph *g);
+void graph_free(struct graph *g);
+
+/* The key of a module path ("<basename>-<8 hex digits>"); heap string. */
+char *graph_module_key(const char *abs_path);
+
+#endif

@@ -1,0 +1,260 @@
+/* linkcmd.c: see linkcmd.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "linkcmd.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void linkcmd_tokenize(struct strv *out, const char *s)
+{
+	struct buf tok = {0};
+	int have = 0;
+	while (*s) {
+		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') {
+			if (have)
+				strv_add(out, tok.s ? tok.s : "");
+			tok.len = 0;
+			if (tok.s)
+				tok.s[0] = 0;
+			have = 0;
+			s++;
+			continue;
+		}
+		have = 1;
+		if (*s == '\\' && s[1]) {
+			buf_addc(&tok, s[1]);
+			s += 2;
+			continue;
+		}
+		if (*s == '\'' || *s == '"') {
+			char q = *s++;
+			while (*s && *s != q) {
+				if (*s == '\\' && s[1])
+					s++;
+				buf_addc(&tok, *s++);
+			}
+			if (*s)
+				s++;
+			continue;
+		}
+		buf_addc(&tok, *s++);
+	}
+	if (have)
+		strv_add(out, tok.s ? tok.s : "");
+	buf_free(&tok);
+}
+
+void linkcmd_rsp_word(struct buf *b, const char *s)
+{
+	if (!*s)
+		buf_add(b, "''");
+	for (; *s; s++) {
+		if (strchr(" \t\n\r'\"\\", *s))
+			buf_addc(b, '\\');
+		buf_addc(b, *s);
+	}
+	buf_addc(b, '\n');
+}
+
+static int expand(struct strv *out, int argc, char **argv, int depth)
+{
+	for (int i = 0; i < argc; i++) {
+		if (argv[i][0] != '@' || !argv[i][1]) {
+			strv_add(out, argv[i]);
+			continue;
+		}
+		if (depth > 16) {
+			mtpc_error("response files nested too deeply at %s", argv[i]);
+			return -1;
+		}
+		char *text;
+		size_t len;
+		if (mtpc_read_file(argv[i] + 1, &text, &len) < 0) {
+			/* clang keeps an unreadable @word as it is; so do we. */
+			strv_add(out, argv[i]);
+			continue;
+		}
+		struct strv words = {0};
+		linkcmd_tokenize(&words, text);
+		free(text);
+		int r = expand(out, (int)words.n, words.v, depth + 1);
+		strv_free(&words);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int linkcmd_expand_rsp(struct strv *out, int argc, char **argv)
+{
+	return expand(out, argc, argv, 0);
+}
+
+enum input_kind linkcmd_file_kind(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return IN_NONE;
+	unsigned char m[8] = {0};
+	size_t n = fread(m, 1, sizeof m, f);
+	fclose(f);
+	if (n >= 4 && m[0] == 'B' && m[1] == 'C' && m[2] == 0xC0 && m[3] == 0xDE)
+		return IN_BITCODE;
+	/* The bitcode wrapper header (0x0B17C0DE, little endian). */
+	if (n >= 4 && m[0] == 0xDE && m[1] == 0xC0 && m[2] == 0x17 && m[3] == 0x0B)
+		return IN_BITCODE;
+	if (n == 8 && (!memcmp(m, "!<arch>\n", 8) || !memcmp(m, "!<thin>\n", 8)))
+		return IN_ARCHIVE;
+	return IN_FILE;
+}
+
+/* Driver options whose value is the next word (so that value is not taken
+ * for an input file). Joined forms (-ofoo, -Lfoo) need no entry. */
+static const char *const takes_value[] = {
+	"-o", "-L", "-l", "-Xlinker", "-target", "-mllvm", "-z", "-T", "-u", "-e",
+	"-x", "-isysroot", "--sysroot", "-MF", "-MT", "-MQ", "-include", "-arch",
+	"-Xclang", "-Xassembler", "-Xpreprocessor", "-B", "-I", "-D", "-U",
+	"-isystem", "-idirafter", "--param", "-Xopenmp-target", "-rpath", NULL,
+};
+
+static int is_value_option(const char *a)
+{
+	for (int i = 0; takes_value[i]; i++)
+		if (!strcmp(a, takes_value[i]))
+			return 1;
+	return 0;
+}
+
+static void set_opt(struct linkcmd *lc, const char *level)
+{
+	/* Map the driver's -O to lld's LTO level as clang does for
+	 * -plugin-opt=O<n>: s, z and g count as 2 (g as 1), fast as 3. */
+	const char *o = "2";
+	if (!strcmp(level, "0"))
+		o = "0";
+	else if (!strcmp(level, "1") || !strcmp(level, "g"))
+		o = "1";
+	else if (!strcmp(level, "3") || !strcmp(level, "4") || !strcmp(level, "fast"))
+		o = "3";
+	else if (!*level)
+		o = "1"; /* plain -O means -O1 */
+	snprintf(lc->opt, sizeof lc->opt, "%s", o);
+}
+
+/* Backend flags hidden in -Wl, words: -Wl,-mllvm,X and -Wl,-plugin-opt=... */
+static void scan_wl(struct linkcmd *lc, const char *a)
+{
+	char *copy = xstrdup(a + 4);
+	char *save = NULL;
+	int mllvm_next = 0;
+	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (mllvm_next) {
+			strv_add(&lc->backend_flags, "-mllvm");
+			strv_add(&lc->backend_flags, w);
+			mllvm_next = 0;
+		} else if (!strcmp(w, "-mllvm")) {
+			mllvm_next = 1;
+		} else if (!strncmp(w, "-plugin-opt=-", 13) || !strncmp(w, "--plugin-opt=-", 14)) {
+			strv_add(&lc->backend_flags, "-mllvm");
+			strv_add(&lc->backend_flags, strchr(w, '=') + 1);
+		} else if (!strncmp(w, "--lto-O", 7) || !strncmp(w, "-plugin-opt=O", 13)) {
+			set_opt(lc, w[2] == 'l' ? w + 7 : w + 13);
+		} else if (!strcmp(w, "-pie") || !strcmp(w, "--pie")) {
+			lc->mode = MODE_PIE;
+		} else if (!strcmp(w, "-no-pie") || !strcmp(w, "--no-pie")) {
+			lc->mode = MODE_STATIC;
+		} else if (!strcmp(w, "--whole-archive")) {
+			/* tracked by the caller */
+		}
+	}
+	free(copy);
+}
+
+int linkcmd_parse(struct linkcmd *lc, int argc, char **argv)
+{
+	memset(lc, 0, sizeof *lc);
+	lc->output = -1;
+	lc->mode = MODE_PIE;
+	snprintf(lc->opt, sizeof lc->opt, "2"); /* lld's default LTO level */
+	if (argc < 1) {
+		mtpc_error("no link command after --");
+		return -1;
+	}
+	if (linkcmd_expand_rsp(&lc->args, argc, argv) < 0)
+		return -1;
+	size_t n = lc->args.n;
+	lc->kind = xcalloc(n, sizeof *lc->kind);
+	lc->whole_archive = xcalloc(n, sizeof *lc->whole_archive);
+	int shared = 0, whole = 0;
+	char **a = lc->args.v;
+	for (size_t i = 1; i < n; i++) {
+		const char *w = a[i];
+		lc->whole_archive[i] = whole;
+		if (w[0] != '-' || !w[1]) {
+			enum input_kind k = linkcmd_file_kind(w);
+			lc->kind[i] = k == IN_NONE ? IN_NONE : k;
+			continue;
+		}
+		if (!strcmp(w, "-o") && i + 1 < n) {
+			lc->output = (int)++i;
+			lc->output_joined = 0;
+		} else if (!strcmp(w, "-shared")) {
+			shared = 1;
+		} else if (!strcmp(w, "-pie")) {
+			lc->mode = MODE_PIE;
+		} else if (!strcmp(w, "-no-pie") || !strcmp(w, "-nopie") || !strcmp(w, "-static")) {
+			lc->mode = MODE_STATIC;
+		} else if (!strncmp(w, "-O", 2)) {
+			set_opt(lc, w + 2);
+		} else if (!strcmp(w, "-target") && i + 1 < n) {
+			strv_add(&lc->backend_flags, "-target");
+			strv_add(&lc->backend_flags, a[++i]);
+		} else if (!strncmp(w, "--target=", 9) || !strncmp(w, "-march=", 7) ||
+			   !strncmp(w, "-mcpu=", 6) || !strncmp(w, "-fprofile", 9) ||
+			   !strncmp(w, "-fno-profile", 12) || !strncmp(w, "-fcs-profile", 12)) {
+			strv_add(&lc->backend_flags, w);
+		} else if (!strcmp(w, "-mllvm") && i + 1 < n) {
+			strv_add(&lc->backend_flags, "-mllvm");
+			strv_add(&lc->backend_flags, a[++i]);
+		} else if (!strncmp(w, "-Wl,", 4)) {
+			if (strstr(w, "--whole-archive"))
+				whole = 1;
+			if (strstr(w, "--no-whole-archive"))
+				whole = 0;
+			lc->whole_archive[i] = whole;
+			scan_wl(lc, w);
+		} else if (!strcmp(w, "-gsplit-dwarf")) {
+			lc->split_dwarf = lc->debug = 1;
+		} else if (!strncmp(w, "-g", 2) && strcmp(w, "-g0")) {
+			lc->debug = 1;
+		} else if (!strncmp(w, "-flto", 5) && strcmp(w, "-flto=full")) {
+			lc->has_lto = 1;
+		} else if (is_value_option(w) && i + 1 < n) {
+			i++;
+		} else if (!strncmp(w, "-o", 2)) {
+			lc->output = (int)i;
+			lc->output_joined = 1;
+		}
+	}
+	if (shared)
+		lc->mode = MODE_SHARED;
+	return 0;
+}
+
+void linkcmd_free(struct linkcmd *lc)
+{
+	strv_free(&lc->args);
+	strv_free(&lc->backend_flags);
+	free(lc->kind);
+	free(lc->whole_archive);
+}
+
+const char *linkcmd_output(const struct linkcmd *lc)
+{
+	if (lc->output < 0)
+		return NULL;
+	const char *w = lc->args.v[lc->output];
+	return lc->output_joined ? w + 2 : w;
+}

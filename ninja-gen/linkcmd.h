@@ -1,0 +1,66 @@
+/* linkcmd.h: understanding the original link command.
+ *
+ * mtpc-link receives the link command CMake would have run (a clang/clang++
+ * driver invocation). linkcmd_parse() expands @response files and classifies
+ * every word: which are bitcode objects (ThinLTO modules), which are static
+ * archives, what link mode (-shared, -pie, -static) and optimization level the
+ * link uses, and which flags the ThinLTO backends must repeat to reproduce
+ * what the in-process backend of lld would do (-O<n>, --target, -mllvm,
+ * profile flags, -march/-mcpu). Nothing is rewritten here; graph.c builds
+ * the thin-link and final-link commands from the classification. */
+#ifndef MTPC_NG_LINKCMD_H
+#define MTPC_NG_LINKCMD_H
+
+#include "buf.h"
+
+enum input_kind {
+	IN_NONE,    /* an option or option argument */
+	IN_BITCODE, /* a file starting with the bitcode magic */
+	IN_ARCHIVE, /* a static archive ("!<arch>" or "!<thin>") */
+	IN_FILE,    /* any other existing file (native object, shared lib, script) */
+};
+
+enum link_mode {
+	MODE_PIE,    /* executable, position independent (clang's Linux default) */
+	MODE_STATIC, /* -no-pie or -static executable */
+	MODE_SHARED, /* -shared */
+};
+
+struct linkcmd {
+	struct strv args;          /* the expanded command, args.v[0] is the driver */
+	enum input_kind *kind;     /* per word of args */
+	int *whole_archive;        /* per word: inside --whole-archive? */
+	int output;                /* index of the word holding the output path, or -1 */
+	int output_joined;         /* that word is "-o<path>", not "-o" "<path>" */
+	enum link_mode mode;
+	char opt[4];               /* backend optimization level: "0".."3" */
+	struct strv backend_flags; /* flags every backend/slot compile repeats */
+	int debug;                 /* some -g given */
+	int split_dwarf;           /* -gsplit-dwarf given */
+	int has_lto;               /* -flto or -flto=thin given */
+};
+
+/* Parse argv[0..argc-1]. Returns 0, or -1 after one error message. Relative
+ * input paths are checked relative to the current directory. */
+int linkcmd_parse(struct linkcmd *lc, int argc, char **argv);
+void linkcmd_free(struct linkcmd *lc);
+
+/* The output path (-o), or NULL. */
+const char *linkcmd_output(const struct linkcmd *lc);
+
+/* Expand "@file" words (recursively, GNU quoting as clang does) into out.
+ * Returns 0 or -1 after an error message. Exposed for unit tests. */
+int linkcmd_expand_rsp(struct strv *out, int argc, char **argv);
+
+/* Tokenize response-file text with clang's GNU rules. Exposed for tests. */
+void linkcmd_tokenize(struct strv *out, const char *text);
+
+/* Append s to b as one response-file word (escaped for linkcmd_tokenize and
+ * clang), followed by a newline. */
+void linkcmd_rsp_word(struct buf *b, const char *s);
+
+/* What a file is, by its first bytes: IN_BITCODE, IN_ARCHIVE or IN_FILE;
+ * IN_NONE if it cannot be opened. */
+enum input_kind linkcmd_file_kind(const char *path);
+
+#endif

@@ -1,0 +1,439 @@
+/* steps.c: see steps.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "steps.h"
+#include "ninja_write.h"
+#include "proc.h"
+#include "util.h"
+#ifdef MTPC_HAVE_CACHE
+#include "mtpc_cache.h"
+#endif
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct step {
+	const char *name;
+	const char *cwd, *out, *dir, *tool, *module, *index, *plan, *part, *cache;
+	const char *kmax, *reloc, *min_cost, *llvm_bin;
+	char **cmd; /* after "--", NULL-terminated (argv's own terminator) */
+};
+
+static const char *const step_names[] = {
+	"--thinlink-step", "--backend-step", "--slot-step", "--split-step",
+	"--merge-step",    "--run-step",     NULL,
+};
+
+int steps_is_step(const char *arg)
+{
+	for (int i = 0; step_names[i]; i++)
+		if (!strcmp(arg, step_names[i]))
+			return 1;
+	return 0;
+}
+
+static int parse(struct step *s, int argc, char **argv)
+{
+	memset(s, 0, sizeof *s);
+	s->name = argv[1];
+	static const struct {
+		const char *opt;
+		size_t off;
+	} opts[] = {
+#define O(n) {"--" #n, offsetof(struct step, n)}
+		O(cwd), O(out), O(dir), O(tool), O(module), O(index), O(plan), O(part),
+		O(cache), O(kmax), O(reloc), {"--min-cost", offsetof(struct step, min_cost)},
+		{"--llvm-bin", offsetof(struct step, llvm_bin)},
+#undef O
+	};
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			s->cmd = argv + i + 1;
+			return 0;
+		}
+		size_t k;
+		for (k = 0; k < sizeof opts / sizeof opts[0]; k++)
+			if (!strcmp(argv[i], opts[k].opt))
+				break;
+		if (k == sizeof opts / sizeof opts[0] || i + 1 >= argc) {
+			mtpc_error("%s: bad argument %s", s->name, argv[i]);
+			return -1;
+		}
+		*(const char **)((char *)s + opts[k].off) = argv[++i];
+	}
+	return 0;
+}
+
+static int need(const struct step *s, const char *v, const char *opt)
+{
+	if (!v)
+		mtpc_error("%s needs %s", s->name, opt);
+	return v != NULL;
+}
+
+static long long file_size(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* Move tmp to path only if the content differs (so restat can stop the
+ * rebuild there). Returns 0 or -1 after an error message. */
+static int move_if_changed(const char *tmp, const char *path)
+{
+	char *data;
+	size_t len;
+	if (mtpc_read_file(tmp, &data, &len) < 0) {
+		mtpc_error("cannot read %s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	int r = mtpc_write_file(path, data, len, MTPC_WRITE_IF_CHANGED);
+	if (r < 0)
+		mtpc_error("cannot write %s: %s", path, strerror(errno));
+	free(data);
+	unlink(tmp);
+	return r < 0 ? -1 : 0;
+}
+
+/* Shared by the backend and slot steps. */
+static int compile_checked(const struct step *s, double *seconds, long long *bytes)
+{
+	if (!need(s, s->out, "--out") || !s->cmd || !s->cmd[0])
+		return 2;
+	char *tmp = xasprintf("%s.tmp", s->out);
+	unlink(tmp);
+	struct buf err = {0};
+	double t0 = mtpc_now();
+	int st = proc_run(s->cmd, NULL, NULL, &err);
+	*seconds = mtpc_now() - t0;
+	if (err.len)
+		fputs(err.s, stderr);
+	long long size = file_size(tmp);
+	int bad = st != 0 || (err.s && strstr(err.s, "Error running ThinLTO backend")) || size <= 0;
+	if (bad) {
+		if (st == 0)
+			mtpc_error("compiling %s failed: %s", s->out,
+				   size <= 0 ? "empty or missing object (ThinLTO backend error?)"
+					     : "\"Error running ThinLTO backend\"");
+		unlink(tmp);
+		buf_free(&err);
+		free(tmp);
+		return st ? st : 1;
+	}
+	buf_free(&err);
+	int r = move_if_changed(tmp, s->out);
+	free(tmp);
+	*bytes = size;
+	return r < 0 ? 1 : 0;
+}
+
+int steps_plan_partitions(const char *text)
+{
+	json_error_t e;
+	json_t *root = json_loads(text, 0, &e);
+	if (!root)
+		return -1;
+	json_t *parts = json_object_get(root, "partitions");
+	int n = json_is_array(parts) ? (int)json_array_size(parts) : -1;
+	json_decref(root);
+	return n;
+}
+
+static void record_timing(const struct step *s, double seconds, long long bytes)
+{
+#ifdef MTPC_HAVE_CACHE
+	if (!s->plan || !s->part)
+		return;
+	char *text;
+	size_t len;
+	if (mtpc_read_file(s->plan, &text, &len) < 0)
+		return;
+	json_t *root = json_loads(text, 0, NULL);
+	free(text);
+	const char *mh = json_string_value(json_object_get(root, "input_hash"));
+	const char *oh = json_string_value(json_object_get(root, "options_hash"));
+	if (mh && oh) {
+		char *path = mtpc_cache_resolve_path(s->cache, NULL);
+		mtpc_cache *c = mtpc_cache_open(path, 0);
+		if (c) {
+			mtpc_cache_record_partition(c, mh, oh, atoi(s->part), seconds, bytes);
+			mtpc_cache_close(c);
+		}
+		free(path);
+	}
+	json_decref(root);
+#else
+	(void)s;
+	(void)seconds;
+	(void)bytes;
+#endif
+}
+
+void steps_dyndep(struct buf *b, const char *dir, int kmax, int n)
+{
+	buf_add(b, "ninja_dyndep_version = 1\n");
+	for (int i = 0; i < kmax; i++) {
+		char *obj = xasprintf("%s/p%d.o", dir, i);
+		buf_add(b, "build ");
+		nw_path(b, obj);
+		buf_add(b, ": dyndep");
+		if (i < n) {
+			char *bc = xasprintf("%s/parts/p%d.bc", dir, i);
+			buf_add(b, " | ");
+			nw_path(b, bc);
+			free(bc);
+		}
+		buf_add(b, "\n  restat = 1\n");
+		free(obj);
+	}
+	char *native = xasprintf("%s/native.o", dir);
+	buf_add(b, "build ");
+	nw_path(b, native);
+	buf_add(b, ": dyndep |");
+	if (n == 0) {
+		char *bk = xasprintf("%s/backend.o", dir);
+		buf_addc(b, ' ');
+		nw_path(b, bk);
+		free(bk);
+	}
+	for (int i = 0; i < n; i++) {
+		char *obj = xasprintf("%s/p%d.o", dir, i);
+		buf_addc(b, ' ');
+		nw_path(b, obj);
+		free(obj);
+	}
+	if (n > 0) {
+		char *loc = xasprintf("%s/parts/localize.txt", dir);
+		buf_addc(b, ' ');
+		nw_path(b, loc);
+		free(loc);
+	}
+	buf_add(b, "\n  restat = 1\n");
+	free(native);
+}
+
+/* Run mtpc-split and check what it produced; returns n or -1 with *why set. */
+static int run_split(const struct step *s, int kmax, char **why)
+{
+	char *parts = xasprintf("%s/parts", s->dir);
+	struct strv cmd = {0};
+	strv_add(&cmd, s->tool);
+	strv_add(&cmd, s->module);
+	strv_add(&cmd, "-o");
+	strv_add(&cmd, parts);
+	strv_add(&cmd, "--partitions");
+	strv_add(&cmd, s->kmax);
+	strv_add(&cmd, "--thinlto-index");
+	strv_add(&cmd, s->index);
+	strv_add(&cmd, "--relocation-model");
+	strv_add(&cmd, s->reloc ? s->reloc : "pic");
+	if (s->min_cost) {
+		strv_add(&cmd, "--min-cost");
+		strv_add(&cmd, s->min_cost);
+	}
+	char *env[2] = {s->cache ? xasprintf("MTPC_CACHE=%s", s->cache) : NULL, NULL};
+	struct buf err = {0};
+	int st = proc_run(cmd.v, NULL, env[0] ? env : NULL, &err);
+	int n = -1;
+	if (st != 0) {
+		/* First line of its message, for the one-line warning. */
+		const char *msg = err.s ? err.s : "";
+		size_t l = strcspn(msg, "\n");
+		*why = l ? xasprintf("mtpc-split exited with %d: %.*s", st, (int)l, msg)
+			 : xasprintf("mtpc-split exited with %d", st);
+	} else {
+		if (err.len)
+			fputs(err.s, stderr);
+		char *plan = xasprintf("%s/plan.json", parts), *text;
+		size_t len;
+		if (mtpc_read_file(plan, &text, &len) < 0) {
+			*why = xasprintf("cannot read %s", plan);
+		} else {
+			n = steps_plan_partitions(text);
+			free(text);
+			if (n < 1 || n > kmax) {
+				*why = xasprintf("%s: %d partitions (want 1..%d)", plan, n, kmax);
+				n = -1;
+			}
+			for (int i = 0; n > 0 && i < n; i++) {
+				char *bc = xasprintf("%s/p%d.bc", parts, i);
+				if (file_size(bc) <= 0) {
+					*why = xasprintf("%s missing or empty", bc);
+					n = -1;
+				}
+				free(bc);
+			}
+		}
+		free(plan);
+	}
+	buf_free(&err);
+	free(env[0]);
+	strv_free(&cmd);
+	free(parts);
+	return n;
+}
+
+static int split_step(const struct step *s)
+{
+	if (!need(s, s->tool, "--tool") || !need(s, s->module, "--module") ||
+	    !need(s, s->index, "--index") || !need(s, s->dir, "--dir") || !need(s, s->kmax, "--kmax"))
+		return 2;
+	int kmax = atoi(s->kmax);
+	char *why = NULL;
+	int n = kmax >= 1 ? run_split(s, kmax, &why) : -1;
+	if (n < 0) {
+		mtpc_warn("splitting %s failed (%s); compiling it unsplit", s->module,
+			  why ? why : "bad --kmax");
+		n = 0;
+	}
+	free(why);
+	struct buf dd = {0}, nb = {0};
+	steps_dyndep(&dd, s->dir, kmax, n);
+	buf_printf(&nb, "%d\n", n);
+	char *ddp = xasprintf("%s/split.dd", s->dir), *np = xasprintf("%s/split.n", s->dir);
+	int r = 0;
+	if (mtpc_write_file(np, nb.s, nb.len, MTPC_WRITE_IF_CHANGED) < 0 ||
+	    mtpc_write_file(ddp, dd.s, dd.len, MTPC_WRITE_IF_CHANGED) < 0) {
+		mtpc_error("cannot write %s: %s", ddp, strerror(errno));
+		r = 1;
+	}
+	free(ddp);
+	free(np);
+	buf_free(&dd);
+	buf_free(&nb);
+	return r;
+}
+
+static int merge_step(const struct step *s)
+{
+	if (!need(s, s->dir, "--dir") || !need(s, s->out, "--out"))
+		return 2;
+	char *np = xasprintf("%s/split.n", s->dir), *text = NULL;
+	size_t len;
+	int n = -1, r = 1;
+	if (mtpc_read_file(np, &text, &len) == 0)
+		n = atoi(text);
+	free(text);
+	free(np);
+	if (n <= 0) {
+		char *bk = xasprintf("%s/backend.o", s->dir);
+		char *data;
+		if (mtpc_read_file(bk, &data, &len) < 0) {
+			mtpc_error("cannot read %s: %s", bk, strerror(errno));
+		} else {
+			r = mtpc_write_file(s->out, data, len, MTPC_WRITE_IF_CHANGED) < 0;
+			free(data);
+		}
+		free(bk);
+		return r;
+	}
+	const char *bin = s->llvm_bin ? s->llvm_bin : "/usr/lib/llvm-19/bin";
+	char *tmp1 = xasprintf("%s.r.tmp", s->out), *tmp2 = xasprintf("%s.tmp", s->out);
+	struct strv cmd = {0};
+	strv_addown(&cmd, xasprintf("%s/ld.lld", bin));
+	strv_add(&cmd, "-r");
+	for (int i = 0; i < n; i++)
+		strv_addown(&cmd, xasprintf("%s/p%d.o", s->dir, i));
+	strv_add(&cmd, "-o");
+	strv_add(&cmd, tmp1);
+	int st = proc_run(cmd.v, NULL, NULL, NULL);
+	strv_free(&cmd);
+	if (st == 0) {
+		/* Re-localize only the symbols the splitter promoted. */
+		strv_addown(&cmd, xasprintf("%s/llvm-objcopy", bin));
+		strv_addown(&cmd, xasprintf("--localize-symbols=%s/parts/localize.txt", s->dir));
+		strv_add(&cmd, tmp1);
+		strv_add(&cmd, tmp2);
+		st = proc_run(cmd.v, NULL, NULL, NULL);
+		strv_free(&cmd);
+	}
+	if (st == 0)
+		r = move_if_changed(tmp2, s->out) < 0;
+	else
+		mtpc_error("merging the partitions of %s failed", s->dir);
+	unlink(tmp1);
+	unlink(tmp2);
+	free(tmp1);
+	free(tmp2);
+	return r;
+}
+
+/* Copy the staged shards and imports files of every module to index/,
+ * only if changed. */
+static int thinlink_step(const struct step *s)
+{
+	if (!need(s, s->dir, "--dir") || !s->cmd || !s->cmd[0])
+		return 2;
+	char *list = xasprintf("%s/modules.list", s->dir), *text;
+	size_t len;
+	if (mtpc_read_file(list, &text, &len) < 0) {
+		mtpc_error("cannot read %s: %s", list, strerror(errno));
+		free(list);
+		return 1;
+	}
+	free(list);
+	/* lld does not create the directories --thinlto-prefix-replace implies. */
+	char *copy = xstrdup(text), *save = NULL;
+	for (char *m = strtok_r(copy, "\n", &save); m; m = strtok_r(NULL, "\n", &save)) {
+		char *d = xasprintf("%s/stage%s", s->dir, m);
+		*strrchr(d, '/') = 0;
+		mtpc_mkdir_p(d);
+		free(d);
+	}
+	free(copy);
+	int st = proc_run(s->cmd, s->cwd, NULL, NULL);
+	if (st) {
+		free(text);
+		return st;
+	}
+	int r = 0;
+	save = NULL;
+	for (char *m = strtok_r(text, "\n", &save); m && !r; m = strtok_r(NULL, "\n", &save)) {
+		static const char *const ext[] = {".thinlto.bc", ".imports"};
+		for (int k = 0; k < 2 && !r; k++) {
+			char *from = xasprintf("%s/stage%s%s", s->dir, m, ext[k]);
+			char *to = xasprintf("%s/index%s%s", s->dir, m, ext[k]);
+			char *d = xstrdup(to);
+			*strrchr(d, '/') = 0;
+			if (mtpc_mkdir_p(d) < 0) {
+				mtpc_error("cannot create %s: %s", d, strerror(errno));
+				r = 1;
+			} else if (move_if_changed(from, to) < 0) {
+				r = 1;
+			}
+			free(d);
+			free(from);
+			free(to);
+		}
+	}
+	free(text);
+	return r;
+}
+
+int steps_main(int argc, char **argv)
+{
+	struct step s;
+	if (parse(&s, argc, argv) < 0)
+		return 2;
+	if (!strcmp(s.name, "--split-step"))
+		return split_step(&s);
+	if (!strcmp(s.name, "--merge-step"))
+		return merge_step(&s);
+	if (!strcmp(s.name, "--thinlink-step"))
+		return thinlink_step(&s);
+	if (!strcmp(s.name, "--run-step")) {
+		if (!s.cmd || !s.cmd[0])
+			return 2;
+		return proc_run(s.cmd, s.cwd, NULL, NULL);
+	}
+	double sec = 0;
+	long long bytes = 0;
+	int r = compile_checked(&s, &sec, &bytes);
+	if (r == 0 && !strcmp(s.name, "--slot-step"))
+		record_timing(&s, sec, bytes);
+	return r;
+}

@@ -1,0 +1,43 @@
+/* steps.h: the hidden modes of mtpc-link that the inner build's edges run.
+ *
+ *   --thinlink-step --cwd D --dir INNER -- <driver> @thinlink.rsp
+ *       index-only thin link into INNER/stage/, then copies each module's
+ *       shard (and .imports file) to INNER/index/ only if changed (restat).
+ *   --backend-step --out F -- <compile command writing F.tmp>
+ *       runs a ThinLTO backend; fails on a non-zero exit, on "Error running
+ *       ThinLTO backend" in its stderr or on an empty object (clang exits 0
+ *       there, llvm issue 75441); moves F.tmp to F only if changed.
+ *   --slot-step --out F [--plan P --part I --cache DB] -- <compile command>
+ *       the same checks for one partition, then records its compile time and
+ *       object size in the plan cache (never fails because of the cache).
+ *   --split-step --tool T --module M --index S --dir D --kmax K --reloc R
+ *                [--min-cost C] [--cache DB]
+ *       runs mtpc-split into D/parts, writes D/split.n and the dyndep file
+ *       D/split.dd (n from plan.json). On ANY failure: one warning naming the
+ *       module and a fallback dyndep file that routes the module through the
+ *       plain backend D/backend.o, so the build still succeeds.
+ *   --merge-step --dir D --out F --llvm-bin B
+ *       ld.lld -r of D/p0.o..p<n-1>.o, llvm-objcopy --localize-symbols with
+ *       D/parts/localize.txt, or a copy of D/backend.o after a fallback.
+ *   --run-step --cwd D -- <command>
+ *       runs a command in D (the final link, in the outer build directory).
+ * Every step returns the process exit status. */
+#ifndef MTPC_NG_STEPS_H
+#define MTPC_NG_STEPS_H
+
+#include "buf.h"
+
+/* Is argv[1] a step mode? */
+int steps_is_step(const char *arg);
+/* Run the step named by argv[1]. */
+int steps_main(int argc, char **argv);
+
+/* The dyndep file of a split module in dir (relative to the inner dir):
+ * n used slots out of kmax, or the fallback when n == 0. For unit tests. */
+void steps_dyndep(struct buf *b, const char *dir, int kmax, int n);
+
+/* Number of partitions in a plan.json text (the length of "partitions"),
+ * or -1 if it is not a valid plan. */
+int steps_plan_partitions(const char *json);
+
+#endif
