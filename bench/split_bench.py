@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Issue #2's split benchmark: how well does a splitter cut one large post-import module?
+
+For each splitter (mtpc-split, and llvm-split as the peer) the post-import module is split
+into N partitions, each partition is compiled by itself with `clang -O2 -c -x ir` (one after
+the other, so CPU figures are not disturbed by the partitions competing for 2 cores), and the
+partition objects are merged with `ld.lld -r`. Every step is repeated --repeat times,
+interleaved with the unsplit baseline, and medians are reported:
+
+  sum CPU / unsplit     sum of partition compile CPU / CPU of compiling the unsplit module
+                        (goal <= 1.05: splitting must not add much total work)
+  slowest / mean        slowest partition compile / mean partition compile, CPU
+                        (goal <= 1.15: balanced partitions)
+  split / backend       splitter wall time / unsplit ThinLTO backend wall time
+                        (goal <= 0.05: the split is a serial step)
+  critical path         split + slowest partition + merge (wall), and the backend speedup it
+                        predicts with >= N cores (import step not included)
+
+CPU is each process's own user+system time (os.wait4), robust on a shared machine; wall
+times are printed too but are noisy when others use the cores.
+
+Inputs (one of):
+  default          SQLite's sqlite3.c, linked with shell.c (run bench/get-sqlite.sh first)
+  --sources a.c..  a program; the module measured is --module (default the first source)
+  --input M.bc     an already post-import module (the unsplit "backend" is then its compile)
+"""
+import argparse
+import json
+import pathlib
+import shutil
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import lib  # noqa: E402
+
+
+def partition_files(outdir):
+    """Partition bitcode files in outdir, in index order (p0.bc… or llvm-split's p0…)."""
+    files = []
+    for p in outdir.iterdir():
+        stem = p.name[:-3] if p.name.endswith(".bc") else p.name
+        if stem.startswith("p") and stem[1:].isdigit():
+            files.append((int(stem[1:]), p))
+    return [p for _, p in sorted(files)]
+
+
+class Splitter:
+    def __init__(self, name, argv_fn):
+        self.name = name
+        self.argv_fn = argv_fn      # (input, outdir, n) -> argv
+        self.runs = []              # one dict per repeat
+
+
+def run_splitter(sp, import_bc, outdir, n, clang, lld, objcopy, compile_args):
+    shutil.rmtree(outdir, ignore_errors=True)
+    outdir.mkdir(parents=True)
+    split = lib.run_measured(sp.argv_fn(import_bc, outdir, n))
+    parts = partition_files(outdir)
+    if not parts:
+        raise lib.BenchError(f"{sp.name} wrote no partitions in {outdir}")
+    comp = []
+    objs = []
+    for p in parts:
+        obj = p.with_name(p.name.removesuffix(".bc") + ".o")
+        m = lib.run_measured([clang, *compile_args, "-c", "-x", "ir", p, "-o", obj])
+        lib.check_object(obj, f"{sp.name} partition {p.name}")
+        comp.append(m)
+        objs.append(obj)
+    merged = outdir / "merged.o"
+    t0 = time.perf_counter()
+    merge_cpu = lib.run_measured([lld, "-r", *objs, "-o", merged]).cpu
+    localize = outdir / "localize.txt"
+    if localize.exists() and localize.stat().st_size:
+        merge_cpu += lib.run_measured([objcopy, f"--localize-symbols={localize}",
+                                       merged]).cpu
+    merge_wall = time.perf_counter() - t0
+    cpus = [m.cpu for m in comp]
+    walls = [m.wall for m in comp]
+    return {
+        "partitions": len(parts),
+        "split_wall": split.wall, "split_cpu": split.cpu,
+        "part_cpu": cpus, "part_wall": walls,
+        "sum_cpu": sum(cpus), "max_cpu": max(cpus), "mean_cpu": sum(cpus) / len(cpus),
+        "max_wall": max(walls),
+        "merge_wall": merge_wall, "merge_cpu": merge_cpu,
+        "merged_bytes": merged.stat().st_size,
+    }
+
+
+def summarize(runs, base):
+    med = lambda k: lib.median(r[k] for r in runs)  # noqa: E731
+    s = {k: med(k) for k in ("split_wall", "split_cpu", "sum_cpu", "max_cpu", "mean_cpu",
+                             "max_wall", "merge_wall", "partitions")}
+    s["sum_cpu_over_unsplit"] = lib.ratio(s["sum_cpu"], base["compile_cpu"])
+    s["slowest_over_mean"] = lib.median(r["max_cpu"] / r["mean_cpu"] for r in runs)
+    s["split_over_backend"] = lib.ratio(s["split_wall"], base["backend_wall"])
+    s["critical_path"] = s["split_wall"] + s["max_wall"] + s["merge_wall"]
+    s["predicted_speedup"] = lib.ratio(base["backend_wall"], s["critical_path"])
+    return s
+
+
+def report(base, results, n, repeat, out=print):
+    out(f"unsplit: ThinLTO backend {lib.fmt_s(base['backend_wall'])} wall, "
+        f"{lib.fmt_s(base['backend_cpu'])} CPU; compile of the post-import module "
+        f"{lib.fmt_s(base['compile_wall'])} wall, {lib.fmt_s(base['compile_cpu'])} CPU "
+        f"(medians of {repeat})")
+    for name, s in results.items():
+        out(f"\n{name}: {int(s['partitions'])} partitions (asked {n})")
+        out(f"  sum CPU / unsplit CPU   {lib.fmt_r(s['sum_cpu_over_unsplit'], 1.05)}")
+        out(f"  slowest / mean (CPU)    {lib.fmt_r(s['slowest_over_mean'], 1.15)}")
+        out(f"  split / backend (wall)  {lib.fmt_r(s['split_over_backend'], 0.05)}"
+            f"   [split {lib.fmt_s(s['split_wall'])}]")
+        out(f"  critical path (wall)    {lib.fmt_s(s['critical_path'])} = split + slowest "
+            f"partition {lib.fmt_s(s['max_wall'])} + merge {lib.fmt_s(s['merge_wall'])}; "
+            f"predicted backend speedup {s['predicted_speedup']:.2f}x")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--sources", nargs="+", metavar="FILE",
+                     help="C sources (or ThinLTO objects) of a program")
+    src.add_argument("--input", metavar="M.bc", help="a post-import bitcode module")
+    ap.add_argument("--module", type=int, default=0,
+                    help="index in --sources of the module to split (default 0)")
+    ap.add_argument("--ldflags", default="-lm -lpthread -ldl",
+                    help="libraries/flags for the thin link (default: %(default)s)")
+    ap.add_argument("--cflags", default="", help="extra flags for every compile")
+    ap.add_argument("--opt", default="-O2", help="optimization level (default -O2)")
+    ap.add_argument("-n", "--partitions", type=int, default=8, help="partitions (default 8)")
+    ap.add_argument("-r", "--repeat", type=int, default=3, help="repeats (default 3)")
+    ap.add_argument("--splitters", default="mtpc-split,llvm-split",
+                    help="comma list among mtpc-split, llvm-split (default: both)")
+    ap.add_argument("--mtpc-split", help="mtpc-split binary (default: build/splitter/)")
+    ap.add_argument("--mtpc-split-args", default="", help="extra mtpc-split arguments")
+    ap.add_argument("--llvm-split-args", default="",
+                    help="extra llvm-split arguments (e.g. --preserve-locals)")
+    ap.add_argument("--work", default=str(lib.ROOT / "bench" / "out" / "split_bench"),
+                    help="scratch folder (default bench/out/split_bench)")
+    ap.add_argument("--json", help="write all measurements and summaries to this file")
+    args = ap.parse_args(argv)
+
+    work = pathlib.Path(args.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    cflags = args.cflags.split()
+    clang = lib.llvm_tool("clang")
+    lld = lib.llvm_tool("ld.lld")
+    objcopy = lib.llvm_tool("llvm-objcopy")
+    compile_args = [args.opt, *cflags]
+
+    splitters = []
+    for name in args.splitters.split(","):
+        name = name.strip()
+        if name == "mtpc-split":
+            exe = args.mtpc_split or lib.mtpc_tool("mtpc-split")
+            if not exe:
+                lib.eprint("split_bench: mtpc-split is not built (expected in "
+                           f"{lib.BUILD}/splitter/; run scripts/build.sh): skipping it")
+                continue
+            extra = args.mtpc_split_args.split()
+            splitters.append(Splitter(name, lambda i, o, n, exe=exe, extra=extra: [
+                exe, i, "-o", o, "--partitions", n, *extra]))
+        elif name == "llvm-split":
+            exe = lib.llvm_tool("llvm-split")
+            extra = args.llvm_split_args.split()
+            splitters.append(Splitter(name, lambda i, o, n, exe=exe, extra=extra: [
+                exe, f"-j{n}", *extra, "-o", o / "p", i]))
+        else:
+            ap.error(f"unknown splitter {name!r}")
+    if not splitters:
+        ap.error("no splitter to measure")
+
+    # 1. the post-import module and the unsplit backend command
+    backend_cmd = None
+    if args.input:
+        import_bc = pathlib.Path(args.input).resolve()
+    else:
+        if args.sources:
+            sources = args.sources
+        else:
+            amal = lib.ROOT / "bench" / "work" / "sqlite-amalgamation"
+            if not (amal / "sqlite3.c").exists():
+                ap.error(f"{amal}/sqlite3.c missing: run bench/get-sqlite.sh "
+                         "(or give --sources / --input)")
+            sources = [amal / "sqlite3.c", amal / "shell.c"]
+        print(f"preparing the post-import module of {pathlib.Path(sources[args.module]).name}")
+        pi = lib.thin_post_import(sources, work / "thin", args.opt, cflags,
+                                  args.ldflags.split(), args.module)
+        import_bc = pi.import_bc
+        backend_cmd = pi.backend_cmd
+    print(f"post-import module: {import_bc} ({import_bc.stat().st_size} bytes)")
+
+    # 2. repeats, interleaved so that drift in the machine's load hits all alike
+    base_runs = []
+    for r in range(args.repeat):
+        print(f"repeat {r + 1}/{args.repeat}: unsplit", flush=True)
+        b = {}
+        if backend_cmd:
+            m = lib.run_measured(backend_cmd + ["-o", work / "unsplit.backend.o"])
+            lib.check_object(work / "unsplit.backend.o", "unsplit ThinLTO backend")
+            b["backend_wall"], b["backend_cpu"] = m.wall, m.cpu
+        m = lib.run_measured([clang, *compile_args, "-c", "-x", "ir", import_bc, "-o",
+                              work / "unsplit.o"])
+        lib.check_object(work / "unsplit.o", "unsplit compile")
+        b["compile_wall"], b["compile_cpu"] = m.wall, m.cpu
+        if not backend_cmd:
+            b["backend_wall"], b["backend_cpu"] = m.wall, m.cpu
+        base_runs.append(b)
+        for sp in splitters:
+            print(f"repeat {r + 1}/{args.repeat}: {sp.name}", flush=True)
+            sp.runs.append(run_splitter(sp, import_bc, work / sp.name, args.partitions,
+                                        clang, lld, objcopy, compile_args))
+    base = {k: lib.median(b[k] for b in base_runs) for k in base_runs[0]}
+    results = {sp.name: summarize(sp.runs, base) for sp in splitters}
+    print()
+    report(base, results, args.partitions, args.repeat)
+    if args.json:
+        data = {"input": str(import_bc), "partitions": args.partitions,
+                "repeat": args.repeat, "opt": args.opt, "cflags": cflags,
+                "unsplit": base, "unsplit_runs": base_runs,
+                "splitters": {sp.name: {"summary": results[sp.name], "runs": sp.runs}
+                              for sp in splitters}}
+        pathlib.Path(args.json).write_text(json.dumps(data, indent=1) + "\n")
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except lib.BenchError as e:
+        lib.eprint(f"split_bench: {e}")
+        sys.exit(1)
