@@ -1,0 +1,673 @@
+/* analyze.c: see analyze.h. */
+#include "analyze.h"
+#include "ptrmap.h"
+#include "util.h"
+
+#include <llvm-c/Comdat.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sym_enumerate(LLVMModuleRef m, LLVMValueRef **vals)
+{
+	int n = 0, cap = 256;
+	LLVMValueRef *v = xmalloc(cap * sizeof *v);
+#define PUSH(x)                                             \
+	do {                                                \
+		if (n == cap)                               \
+			v = xrealloc(v, (cap *= 2) * sizeof *v); \
+		v[n++] = (x);                               \
+	} while (0)
+	for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+		PUSH(f);
+	for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g))
+		PUSH(g);
+	for (LLVMValueRef a = LLVMGetFirstGlobalAlias(m); a; a = LLVMGetNextGlobalAlias(a))
+		PUSH(a);
+	for (LLVMValueRef i = LLVMGetFirstGlobalIFunc(m); i; i = LLVMGetNextGlobalIFunc(i))
+		PUSH(i);
+#undef PUSH
+	*vals = v;
+	return n;
+}
+
+/* A growable int list. */
+struct ilist {
+	int *v, n, cap;
+};
+
+static void ilist_push(struct ilist *l, int x)
+{
+	if (l->n == l->cap)
+		l->v = xrealloc(l->v, (l->cap = l->cap ? l->cap * 2 : 8) * sizeof *l->v);
+	l->v[l->n++] = x;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sort and deduplicate; returns the new length. */
+static int sort_unique(int *v, int n)
+{
+	if (n < 2)
+		return n;
+	qsort(v, n, sizeof *v, cmp_int);
+	int k = 1;
+	for (int i = 1; i < n; i++)
+		if (v[i] != v[k - 1])
+			v[k++] = v[i];
+	return k;
+}
+
+/* State of the reference walk. */
+struct walker {
+	struct module_info *mi;
+	ptrmap index;   /* LLVMValueRef global -> sym index */
+	ptrmap seen;    /* constant -> generation it was walked in */
+	int gen;
+	struct ilist refs, calls;
+	struct ilist ba_fn, ba_user; /* blockaddress(fn) used by user, pairs */
+	int cur;                     /* symbol being walked */
+};
+
+static int sym_of(struct walker *w, LLVMValueRef v)
+{
+	return ptrmap_get(&w->index, v, -1);
+}
+
+static void walk_const(struct walker *w, LLVMValueRef c)
+{
+	if (LLVMIsAGlobalValue(c)) {
+		int s = sym_of(w, c);
+		if (s >= 0)
+			ilist_push(&w->refs, s);
+		return;
+	}
+	int n = LLVMGetNumOperands(c);
+	if (n == 0)
+		return;
+	/* Constants form a DAG; walk each once per symbol. */
+	if (ptrmap_get(&w->seen, c, 0) == w->gen)
+		return;
+	ptrmap_put(&w->seen, c, w->gen);
+	if (LLVMIsABlockAddress(c)) {
+		LLVMValueRef fn = LLVMGetOperand(c, 0);
+		int s = fn ? sym_of(w, fn) : -1;
+		if (s >= 0) {
+			ilist_push(&w->ba_fn, s);
+			ilist_push(&w->ba_user, w->cur);
+			ilist_push(&w->refs, s);
+		}
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		LLVMValueRef op = LLVMGetOperand(c, i);
+		if (op && LLVMIsAConstant(op))
+			walk_const(w, op);
+	}
+}
+
+static void walk_function(struct walker *w, struct sym *s)
+{
+	long cost = 0;
+	for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(s->v); bb; bb = LLVMGetNextBasicBlock(bb)) {
+		for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+			cost++;
+			LLVMValueRef callee = NULL;
+			if (LLVMIsACallInst(in) || LLVMIsAInvokeInst(in) || LLVMIsACallBrInst(in))
+				callee = LLVMGetCalledValue(in);
+			int n = LLVMGetNumOperands(in);
+			for (int i = 0; i < n; i++) {
+				LLVMValueRef op = LLVMGetOperand(in, i);
+				if (!op || !LLVMIsAConstant(op))
+					continue;
+				if (op == callee && LLVMIsAGlobalValue(op)) {
+					int t = sym_of(w, op);
+					if (t >= 0) {
+						ilist_push(&w->calls, t);
+						ilist_push(&w->refs, t);
+					}
+					continue;
+				}
+				walk_const(w, op);
+			}
+		}
+	}
+	if (LLVMHasPersonalityFn(s->v))
+		walk_const(w, LLVMGetPersonalityFn(s->v));
+	s->cost = cost + 1;
+}
+
+/* The global value at the bottom of constant casts (for aliases, ctors, used). */
+LLVMValueRef strip_to_global(LLVMValueRef c)
+{
+	while (c && !LLVMIsAGlobalValue(c)) {
+		if (!LLVMIsAConstantExpr(c) || LLVMGetNumOperands(c) < 1)
+			return NULL;
+		c = LLVMGetOperand(c, 0);
+	}
+	return c;
+}
+
+static int has_attr(LLVMValueRef f, const char *name)
+{
+	unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+	return kind && LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, kind) != NULL;
+}
+
+static int is_local(LLVMLinkage l)
+{
+	return l == LLVMInternalLinkage || l == LLVMPrivateLinkage;
+}
+
+/* Flag the members of an llvm.* array of pointers or of {prio, fn, key} structs. */
+static void flag_special_array(struct walker *w, const char *name, unsigned flag, int ctor)
+{
+	LLVMValueRef g = LLVMGetNamedGlobal(w->mi->mod, name);
+	if (!g || LLVMIsDeclaration(g))
+		return;
+	LLVMValueRef init = LLVMGetInitializer(g);
+	int n = init ? LLVMGetNumOperands(init) : 0;
+	for (int i = 0; i < n; i++) {
+		LLVMValueRef e = LLVMGetOperand(init, i);
+		if (ctor) {
+			for (int k = 1; k <= 2 && k < LLVMGetNumOperands(e); k++) {
+				LLVMValueRef gv = strip_to_global(LLVMGetOperand(e, k));
+				int s = gv ? sym_of(w, gv) : -1;
+				if (s >= 0)
+					w->mi->syms[s].flags |= flag;
+			}
+		} else {
+			LLVMValueRef gv = strip_to_global(e);
+			int s = gv ? sym_of(w, gv) : -1;
+			if (s >= 0)
+				w->mi->syms[s].flags |= flag;
+		}
+	}
+}
+
+struct name_idx {
+	const char *name;
+	int idx;
+};
+
+static int cmp_name_idx(const void *a, const void *b)
+{
+	const struct name_idx *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int is_ident_char(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+	       c == '.' || c == '$';
+}
+
+/* Module asm can name any symbol (.symver, .set, calls): flag every symbol
+ * whose name appears in it as a token, so they all stay with the asm. */
+static void flag_asm_symbols(struct module_info *mi)
+{
+	size_t len;
+	const char *s = LLVMGetModuleInlineAsm(mi->mod, &len);
+	if (!s || !len)
+		return;
+	mi->has_asm = 1;
+	struct name_idx *tab = xmalloc((mi->nsyms + 1) * sizeof *tab);
+	int n = 0;
+	for (int i = 0; i < mi->nsyms; i++)
+		if (mi->syms[i].name[0])
+			tab[n++] = (struct name_idx){mi->syms[i].name, i};
+	qsort(tab, n, sizeof *tab, cmp_name_idx);
+	char *tok = xmalloc(len + 1);
+	for (size_t i = 0; i < len;) {
+		if (!is_ident_char((unsigned char)s[i])) {
+			i++;
+			continue;
+		}
+		size_t j = i;
+		while (j < len && is_ident_char((unsigned char)s[j]))
+			j++;
+		memcpy(tok, s + i, j - i);
+		tok[j - i] = 0;
+		/* Lower bound by name; names are unique in a module. */
+		int lo = 0, hi = n;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (strcmp(tab[mid].name, tok) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		struct name_idx *hit = lo < n && strcmp(tab[lo].name, tok) == 0 ? &tab[lo] : NULL;
+		if (hit)
+			mi->syms[hit->idx].flags |= SF_IN_ASM;
+		i = j;
+	}
+	free(tok);
+	free(tab);
+}
+
+/* Union-find over symbols. */
+static int uf_find(int *p, int x)
+{
+	while (p[x] != x)
+		x = p[x] = p[p[x]];
+	return x;
+}
+
+static void uf_union(int *p, int a, int b)
+{
+	a = uf_find(p, a);
+	b = uf_find(p, b);
+	/* Keep the smaller index as root: deterministic. */
+	if (a < b)
+		p[b] = a;
+	else if (b < a)
+		p[a] = b;
+}
+
+/* Tarjan's SCC over owned functions' direct calls, iterative. Unions each SCC. */
+static void union_sccs(struct module_info *mi, int *uf)
+{
+	int n = mi->nsyms;
+	int *idx = xmalloc(n * sizeof *idx), *low = xmalloc(n * sizeof *low);
+	int *stack = xmalloc(n * sizeof *stack), *onstack = xcalloc(n, sizeof *onstack);
+	int *cs_node = xmalloc(n * sizeof *cs_node), *cs_edge = xmalloc(n * sizeof *cs_edge);
+	int counter = 0, sp = 0;
+	for (int i = 0; i < n; i++)
+		idx[i] = -1;
+	for (int root = 0; root < n; root++) {
+		if (idx[root] >= 0 || mi->syms[root].role != ROLE_OWNED || mi->syms[root].kind != SYM_FUNC)
+			continue;
+		int csp = 0;
+		cs_node[csp] = root;
+		cs_edge[csp++] = 0;
+		idx[root] = low[root] = counter++;
+		stack[sp++] = root;
+		onstack[root] = 1;
+		while (csp) {
+			int v = cs_node[csp - 1];
+			struct sym *s = &mi->syms[v];
+			if (cs_edge[csp - 1] < s->ncalls) {
+				int w = s->calls[cs_edge[csp - 1]++];
+				if (mi->syms[w].role != ROLE_OWNED || mi->syms[w].kind != SYM_FUNC)
+					continue;
+				if (idx[w] < 0) {
+					idx[w] = low[w] = counter++;
+					stack[sp++] = w;
+					onstack[w] = 1;
+					cs_node[csp] = w;
+					cs_edge[csp++] = 0;
+				} else if (onstack[w] && idx[w] < low[v]) {
+					low[v] = idx[w];
+				}
+				continue;
+			}
+			if (low[v] == idx[v]) {
+				int w;
+				do {
+					w = stack[--sp];
+					onstack[w] = 0;
+					uf_union(uf, v, w);
+				} while (w != v);
+			}
+			csp--;
+			if (csp) {
+				int u = cs_node[csp - 1];
+				if (low[v] < low[u])
+					low[u] = low[v];
+			}
+		}
+	}
+	free(idx);
+	free(low);
+	free(stack);
+	free(onstack);
+	free(cs_node);
+	free(cs_edge);
+}
+
+static int is_c_ident(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return 0;
+	return 1;
+}
+
+static void decide_roles(struct module_info *mi, int ncomdats, const struct analyze_opts *opt)
+{
+	struct sym *S = mi->syms;
+	const unsigned never_dup = SF_BLOCKADDR | SF_IN_ASM | SF_CTOR | SF_USED | SF_ALIASEE | SF_SECTION;
+	for (int i = 0; i < mi->nsyms; i++) {
+		struct sym *s = &S[i];
+		if (s->kind == SYM_VAR && strncmp(s->name, "llvm.", 5) == 0)
+			s->role = ROLE_SPECIAL;
+		else if ((s->kind == SYM_FUNC || s->kind == SYM_VAR) && LLVMIsDeclaration(s->v))
+			s->role = ROLE_DECL;
+		else if (s->linkage == LLVMAvailableExternallyLinkage)
+			s->role = ROLE_IMPORTED;
+		else if (s->kind == SYM_VAR && (s->flags & SF_LOCAL) && (s->flags & SF_CONST) &&
+			 LLVMGetUnnamedAddress(s->v) != LLVMNoUnnamedAddr && !LLVMIsThreadLocal(s->v) &&
+			 s->comdat < 0 && !(s->flags & never_dup))
+			s->role = ROLE_DUP;
+		else
+			s->role = ROLE_OWNED;
+	}
+	/* linkonce_odr groups (a comdat, or one symbol without comdat): duplicate when
+	 * small and free of anything that must exist once. */
+	long *gcost = xcalloc(ncomdats + 1, sizeof *gcost);
+	char *gbad = xcalloc(ncomdats + 1, 1);
+	for (int i = 0; i < mi->nsyms; i++) {
+		struct sym *s = &S[i];
+		if (s->comdat < 0)
+			continue;
+		gcost[s->comdat] += s->kind == SYM_FUNC ? s->cost : 0;
+		if (s->role != ROLE_OWNED || s->linkage != LLVMLinkOnceODRLinkage || (s->flags & never_dup) ||
+		    (s->kind == SYM_VAR && LLVMIsThreadLocal(s->v)))
+			gbad[s->comdat] = 1;
+	}
+	for (int i = 0; i < mi->nsyms; i++) {
+		struct sym *s = &S[i];
+		if (s->role != ROLE_OWNED || s->linkage != LLVMLinkOnceODRLinkage || (s->kind != SYM_FUNC && s->kind != SYM_VAR))
+			continue;
+		if (s->comdat >= 0 ? (!gbad[s->comdat] && gcost[s->comdat] <= opt->dup_limit)
+				   : (!(s->flags & never_dup) && (s->kind == SYM_VAR ? !LLVMIsThreadLocal(s->v) : s->cost <= opt->dup_limit)))
+			s->role = ROLE_DUP;
+	}
+	free(gcost);
+	free(gbad);
+	/* Aliases and ifuncs follow their base object. */
+	for (int i = 0; i < mi->nsyms; i++)
+		if ((S[i].kind == SYM_ALIAS || S[i].kind == SYM_IFUNC))
+			S[i].role = ROLE_OWNED;
+}
+
+static void build_units(struct module_info *mi, int ncomdats, struct walker *w)
+{
+	struct sym *S = mi->syms;
+	int n = mi->nsyms;
+	int *uf = xmalloc(n * sizeof *uf);
+	for (int i = 0; i < n; i++)
+		uf[i] = i;
+	int *comdat_first = xmalloc((ncomdats + 1) * sizeof *comdat_first);
+	for (int c = 0; c <= ncomdats; c++)
+		comdat_first[c] = -1;
+	int asm_first = -1, ctor_first = -1;
+	struct name_idx *sect = xmalloc((n + 1) * sizeof *sect);
+	int nsect = 0;
+	for (int i = 0; i < n; i++) {
+		struct sym *s = &S[i];
+		if (s->role != ROLE_OWNED)
+			continue;
+		if (s->base >= 0 && S[s->base].role == ROLE_OWNED)
+			uf_union(uf, i, s->base);
+		if (s->comdat >= 0) {
+			if (comdat_first[s->comdat] < 0)
+				comdat_first[s->comdat] = i;
+			else
+				uf_union(uf, i, comdat_first[s->comdat]);
+		}
+		if (s->flags & SF_IN_ASM) {
+			if (asm_first < 0)
+				asm_first = i;
+			else
+				uf_union(uf, i, asm_first);
+		}
+		if (s->flags & SF_CTOR) {
+			if (ctor_first < 0)
+				ctor_first = i;
+			else
+				uf_union(uf, i, ctor_first);
+		}
+		if ((s->flags & SF_SECTION) && (s->kind == SYM_VAR || s->kind == SYM_FUNC)) {
+			const char *sec = LLVMGetSection(s->v);
+			if (sec && is_c_ident(sec))
+				sect[nsect++] = (struct name_idx){sec, i};
+		}
+	}
+	/* Each __start_/__stop_ section stays in one partition, in order. */
+	qsort(sect, nsect, sizeof *sect, cmp_name_idx);
+	for (int i = 1; i < nsect; i++)
+		if (strcmp(sect[i].name, sect[i - 1].name) == 0)
+			uf_union(uf, sect[i].idx, sect[i - 1].idx);
+	free(sect);
+	/* blockaddress: the function and every user stay together. */
+	for (int k = 0; k < w->ba_fn.n; k++) {
+		int f = w->ba_fn.v[k], u = w->ba_user.v[k];
+		if (S[f].role == ROLE_OWNED && S[u].role == ROLE_OWNED)
+			uf_union(uf, f, u);
+	}
+	union_sccs(mi, uf);
+	free(comdat_first);
+
+	/* Number the units by their smallest symbol index. */
+	int *unit_of_root = xmalloc(n * sizeof *unit_of_root);
+	mi->nunits = 0;
+	for (int i = 0; i < n; i++) {
+		unit_of_root[i] = -1;
+		S[i].unit = -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (S[i].role != ROLE_OWNED)
+			continue;
+		int r = uf_find(uf, i);
+		if (unit_of_root[r] < 0)
+			unit_of_root[r] = mi->nunits++;
+		S[i].unit = unit_of_root[r];
+	}
+	mi->units = xcalloc(mi->nunits, sizeof *mi->units);
+	struct ilist *members = xcalloc(mi->nunits, sizeof *members);
+	for (int i = 0; i < n; i++)
+		if (S[i].unit >= 0) {
+			ilist_push(&members[S[i].unit], i);
+			mi->units[S[i].unit].cost += S[i].kind == SYM_FUNC ? S[i].cost : 0;
+			if (S[i].flags & SF_IN_ASM)
+				mi->units[S[i].unit].has_asm = 1;
+		}
+	mi->total_cost = 0;
+	for (int u = 0; u < mi->nunits; u++) {
+		mi->units[u].syms = members[u].v;
+		mi->units[u].nsyms = members[u].n;
+		if (mi->units[u].cost == 0)
+			mi->units[u].cost = 1;
+		mi->total_cost += mi->units[u].cost;
+	}
+	free(members);
+
+	/* Affinity edges between units: direct references, and references made
+	 * through duplicated constants (dispatch tables). Cutting an edge to a
+	 * local symbol forces a promotion, so those weigh more. */
+	struct ilist *nb = xcalloc(mi->nunits, sizeof *nb);
+	for (int i = 0; i < n; i++) {
+		int u = S[i].unit;
+		if (u < 0)
+			continue;
+		for (int k = 0; k < S[i].nrefs; k++) {
+			int t = S[i].refs[k];
+			int direct = 1;
+			if (S[t].role == ROLE_DUP && S[t].kind == SYM_VAR) {
+				for (int j = 0; j < S[t].nrefs; j++) {
+					int t2 = S[t].refs[j];
+					if (S[t2].unit >= 0 && S[t2].unit != u) {
+						ilist_push(&nb[u], S[t2].unit);
+						ilist_push(&nb[S[t2].unit], u);
+					}
+				}
+				direct = 0;
+			}
+			if (!direct || S[t].unit < 0 || S[t].unit == u)
+				continue;
+			int reps = (S[t].flags & SF_LOCAL) ? 4 : 1;
+			for (int r = 0; r < reps; r++) {
+				ilist_push(&nb[u], S[t].unit);
+				ilist_push(&nb[S[t].unit], u);
+			}
+		}
+	}
+	for (int u = 0; u < mi->nunits; u++) {
+		struct unit *U = &mi->units[u];
+		qsort(nb[u].v, nb[u].n, sizeof(int), cmp_int);
+		U->adj = xmalloc((nb[u].n + 1) * sizeof *U->adj);
+		U->adjw = xmalloc((nb[u].n + 1) * sizeof *U->adjw);
+		for (int k = 0; k < nb[u].n; k++) {
+			if (U->nadj && U->adj[U->nadj - 1] == nb[u].v[k]) {
+				U->adjw[U->nadj - 1]++;
+			} else {
+				U->adj[U->nadj] = nb[u].v[k];
+				U->adjw[U->nadj++] = 1;
+			}
+		}
+		free(nb[u].v);
+	}
+	free(nb);
+	free(unit_of_root);
+	free(uf);
+}
+
+void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct module_info *mi)
+{
+	memset(mi, 0, sizeof *mi);
+	mi->mod = m;
+	size_t len;
+	const char *sf = LLVMGetSourceFileName(m, &len);
+	mi->source_file = xstrdup(sf ? sf : "");
+	const char *id = LLVMGetModuleIdentifier(m, &len);
+	mi->module_id = xstrdup(id ? id : "");
+
+	LLVMValueRef *vals;
+	mi->nsyms = sym_enumerate(m, &vals);
+	mi->syms = xcalloc(mi->nsyms + 1, sizeof *mi->syms);
+	struct walker w;
+	memset(&w, 0, sizeof w);
+	w.mi = mi;
+	ptrmap_init(&w.index);
+	ptrmap_init(&w.seen);
+	ptrmap comdats;
+	ptrmap_init(&comdats);
+	int ncomdats = 0;
+	for (int i = 0; i < mi->nsyms; i++) {
+		struct sym *s = &mi->syms[i];
+		LLVMValueRef v = vals[i];
+		s->v = v;
+		size_t nl;
+		const char *nm = LLVMGetValueName2(v, &nl);
+		s->name = xstrdup(nm ? nm : "");
+		s->kind = LLVMIsAFunction(v) ? SYM_FUNC : LLVMIsAGlobalVariable(v) ? SYM_VAR
+							: LLVMIsAGlobalAlias(v) ? SYM_ALIAS : SYM_IFUNC;
+		s->linkage = LLVMGetLinkage(v);
+		s->comdat = -1;
+		s->unit = -1;
+		s->base = -1;
+		if (is_local(s->linkage))
+			s->flags |= SF_LOCAL;
+		if (s->linkage == LLVMWeakAnyLinkage || s->linkage == LLVMLinkOnceAnyLinkage ||
+		    s->linkage == LLVMCommonLinkage || s->linkage == LLVMExternalWeakLinkage)
+			s->flags |= SF_INTERPOSABLE;
+		if (s->kind == SYM_FUNC || s->kind == SYM_VAR) {
+			LLVMComdatRef c = LLVMGetComdat(v);
+			if (c) {
+				ptrmap_add(&comdats, c, ncomdats);
+				s->comdat = ptrmap_get(&comdats, c, -1);
+				if (s->comdat == ncomdats)
+					ncomdats++;
+			}
+			const char *sec = LLVMGetSection(v);
+			if (sec && *sec)
+				s->flags |= SF_SECTION;
+		}
+		if (s->kind == SYM_VAR && LLVMIsGlobalConstant(v))
+			s->flags |= SF_CONST;
+		if (s->kind == SYM_FUNC &&
+		    (has_attr(v, "noinline") || has_attr(v, "optnone") || has_attr(v, "naked") ||
+		     LLVMIsFunctionVarArg(LLVMGlobalGetValueType(v))))
+			s->flags |= SF_NOINLINE;
+		ptrmap_put(&w.index, v, i);
+	}
+	for (int i = 0; i < mi->nsyms; i++) {
+		struct sym *s = &mi->syms[i];
+		w.cur = i;
+		w.gen++;
+		w.refs.n = w.calls.n = 0;
+		if (s->kind == SYM_FUNC && !LLVMIsDeclaration(s->v)) {
+			walk_function(&w, s);
+			mi->nfuncs_defined++;
+		} else if (s->kind == SYM_VAR && !LLVMIsDeclaration(s->v)) {
+			LLVMValueRef init = LLVMGetInitializer(s->v);
+			if (init && strncmp(s->name, "llvm.", 5) != 0)
+				walk_const(&w, init);
+			s->cost = 0;
+		} else if (s->kind == SYM_ALIAS || s->kind == SYM_IFUNC) {
+			LLVMValueRef target = s->kind == SYM_ALIAS ? LLVMAliasGetAliasee(s->v) : LLVMGetGlobalIFuncResolver(s->v);
+			if (target)
+				walk_const(&w, target);
+			LLVMValueRef base = strip_to_global(target);
+			/* Follow alias chains down to the object. */
+			for (int hops = 0; base && LLVMIsAGlobalAlias(base) && hops < 64; hops++)
+				base = strip_to_global(LLVMAliasGetAliasee(base));
+			s->base = base ? sym_of(&w, base) : -1;
+			if (s->base >= 0)
+				mi->syms[s->base].flags |= SF_ALIASEE;
+		}
+		int nr = sort_unique(w.refs.v, w.refs.n), nc = sort_unique(w.calls.v, w.calls.n);
+		s->refs = xmalloc((nr + 1) * sizeof(int));
+		memcpy(s->refs, w.refs.v, nr * sizeof(int));
+		s->nrefs = nr;
+		s->calls = xmalloc((nc + 1) * sizeof(int));
+		memcpy(s->calls, w.calls.v, nc * sizeof(int));
+		s->ncalls = nc;
+	}
+	for (int k = 0; k < w.ba_fn.n; k++) {
+		mi->syms[w.ba_fn.v[k]].flags |= SF_BLOCKADDR;
+		mi->syms[w.ba_user.v[k]].flags |= SF_BLOCKADDR;
+	}
+	flag_special_array(&w, "llvm.global_ctors", SF_CTOR, 1);
+	flag_special_array(&w, "llvm.global_dtors", SF_CTOR, 1);
+	flag_special_array(&w, "llvm.used", SF_USED, 0);
+	flag_special_array(&w, "llvm.compiler.used", SF_USED, 0);
+	flag_asm_symbols(mi);
+	decide_roles(mi, ncomdats, opt);
+	build_units(mi, ncomdats, &w);
+
+	free(vals);
+	ptrmap_free(&w.index);
+	ptrmap_free(&w.seen);
+	ptrmap_free(&comdats);
+	free(w.refs.v);
+	free(w.calls.v);
+	free(w.ba_fn.v);
+	free(w.ba_user.v);
+}
+
+void module_info_free(struct module_info *mi)
+{
+	for (int i = 0; i < mi->nsyms; i++) {
+		free(mi->syms[i].name);
+		free(mi->syms[i].refs);
+		free(mi->syms[i].calls);
+	}
+	for (int u = 0; u < mi->nunits; u++) {
+		free(mi->units[u].syms);
+		free(mi->units[u].adj);
+		free(mi->units[u].adjw);
+	}
+	free(mi->syms);
+	free(mi->units);
+	free(mi->source_file);
+	free(mi->module_id);
+	memset(mi, 0, sizeof *mi);
+}
+
+char *sym_display_name(const struct module_info *mi, int i)
+{
+	const struct sym *s = &mi->syms[i];
+	if (s->name[0])
+		return xstrdup(s->name);
+	static const char *kinds[] = {"func", "var", "alias", "ifunc"};
+	return xasprintf("<anon-%s-%d>", kinds[s->kind], i);
+}

@@ -1,0 +1,99 @@
+/* analyze.h: what the splitter knows about one module before partitioning.
+ *
+ * Every global value (functions, then variables, then aliases, then ifuncs, in
+ * module order) gets an index. The same enumeration is redone on each thread's
+ * private copy of the module (sym_enumerate), so an index names the same
+ * global everywhere without pointers crossing LLVMContexts. */
+#ifndef MTPC_ANALYZE_H
+#define MTPC_ANALYZE_H
+
+#include <llvm-c/Core.h>
+
+enum sym_kind { SYM_FUNC, SYM_VAR, SYM_ALIAS, SYM_IFUNC };
+
+/* How a symbol is placed. Decided once per module. */
+enum sym_role {
+	ROLE_DECL,     /* declaration in the input: declared wherever referenced */
+	ROLE_IMPORTED, /* available_externally in the input (ThinLTO import): every
+	                  partition that reaches it carries the body for inlining */
+	ROLE_DUP,      /* may exist once per partition without changing behaviour
+	                  (small linkonce_odr comdat; local unnamed_addr constant);
+	                  the linker keeps one copy or the copies are local */
+	ROLE_OWNED,    /* defined by exactly one partition, the owner of its unit */
+	ROLE_SPECIAL,  /* llvm.used, llvm.global_ctors, ...: rebuilt per partition */
+};
+
+enum {
+	SF_LOCAL = 1 << 0,        /* internal or private linkage */
+	SF_NOINLINE = 1 << 1,     /* noinline / optnone / naked / vararg: never copied */
+	SF_BLOCKADDR = 1 << 2,    /* involved in a blockaddress: never duplicated */
+	SF_IN_ASM = 1 << 3,       /* named by module inline asm */
+	SF_CTOR = 1 << 4,         /* in llvm.global_ctors/dtors (function or key) */
+	SF_USED = 1 << 5,         /* in llvm.used / llvm.compiler.used */
+	SF_ALIASEE = 1 << 6,      /* base object of an alias or resolver of an ifunc */
+	SF_INTERPOSABLE = 1 << 7, /* weak, linkonce, common, extern_weak: never copied */
+	SF_CONST = 1 << 8,        /* constant variable */
+	SF_SECTION = 1 << 9,      /* explicit section */
+	SF_PROMOTE = 1 << 10,     /* local, referenced from another partition */
+};
+
+struct sym {
+	LLVMValueRef v;      /* in the analysis module */
+	char *name;          /* as in the module; "" if unnamed */
+	enum sym_kind kind;
+	enum sym_role role;
+	LLVMLinkage linkage;
+	unsigned flags;
+	int comdat;          /* index in module's comdat table, or -1 */
+	long cost;           /* estimated compile cost (instructions) */
+	int *refs, nrefs;    /* distinct referenced symbols, ascending */
+	int *calls, ncalls;  /* distinct direct callees, ascending (subset of refs) */
+	int unit;            /* ROLE_OWNED: its unit; else -1 */
+	int base;            /* alias/ifunc: symbol of the aliasee/resolver, else -1 */
+};
+
+/* An indivisible group of owned symbols (an SCC, a comdat, an alias with its
+ * aliasee, blockaddress users with their function, all symbols named by module
+ * asm, all constructors, one __start_/__stop_ section). */
+struct unit {
+	int *syms, nsyms;   /* ascending */
+	long cost;
+	int *adj, nadj;     /* neighbour units, ascending */
+	long *adjw;         /* edge weights (calls, refs; refs to locals weigh more) */
+	int has_asm;        /* holds the symbols module asm names */
+};
+
+struct module_info {
+	LLVMModuleRef mod;
+	struct sym *syms;
+	int nsyms;
+	struct unit *units;
+	int nunits;
+	long total_cost;     /* owned units only */
+	int nfuncs_defined;
+	char *source_file;
+	char *module_id;
+	int has_asm;
+};
+
+/* Enumerate the module's globals in the canonical order into *vals (heap
+ * array, caller frees); returns the count. */
+int sym_enumerate(LLVMModuleRef m, LLVMValueRef **vals);
+
+/* Options of the analysis that change the result (part of the plan key). */
+struct analyze_opts {
+	long dup_limit; /* largest linkonce_odr comdat (instructions) duplicated per partition */
+};
+
+/* The global value under constant casts (aliasees, llvm.used and ctor
+ * entries), or NULL. */
+LLVMValueRef strip_to_global(LLVMValueRef c);
+
+/* Analyse m (owned by the caller, must outlive the info). */
+void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct module_info *out);
+void module_info_free(struct module_info *mi);
+
+/* Display name of symbol i ("<name>" or "<anon-var-12>"): heap string. */
+char *sym_display_name(const struct module_info *mi, int i);
+
+#endif

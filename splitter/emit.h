@@ -1,0 +1,27 @@
+/* emit.h: materialize partitions. Each partition is built on its own thread
+ * in its own LLVMContext from the input bitcode (parsed from one shared,
+ * read-only buffer), transformed per the plan, cleaned with GlobalDCE,
+ * verified and serialized to memory. Nothing touches the disk here, so a
+ * failure leaves the output directory as it was. */
+#ifndef MTPC_EMIT_H
+#define MTPC_EMIT_H
+
+#include "analyze.h"
+#include "partition.h"
+
+#include <stddef.h>
+
+struct emitted {
+	char *data;     /* bitcode of the partition */
+	size_t len;
+	double seconds; /* wall time to build it */
+};
+
+/* Build all plan->n partitions from the bitcode in (bc, len) with up to jobs
+ * threads. verify: run the LLVM verifier on each. Returns 0 and fills out[]
+ * (caller frees each data), or -1 with *error (heap) describing the first
+ * failure. */
+int emit_partitions(const char *bc, size_t len, const struct module_info *mi, const struct split_plan *plan,
+		    int jobs, int verify, struct emitted *out, char **error);
+
+#endif

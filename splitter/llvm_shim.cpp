@@ -1,0 +1,106 @@
+// llvm_shim.cpp: see llvm_shim.h. Kept tiny on purpose: each function fills one
+// gap of the LLVM-C API and is called from C.
+#include "llvm_shim.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalValue.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/ModuleSummaryIndex.h>
+#include <llvm/LTO/Config.h>
+#include <llvm/LTO/LTOBackend.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+using namespace llvm;
+
+extern "C" int mtpc_is_dso_local(LLVMValueRef global)
+{
+	return cast<GlobalValue>(unwrap(global))->isDSOLocal();
+}
+
+extern "C" void mtpc_set_dso_local(LLVMValueRef global, int dso_local)
+{
+	cast<GlobalValue>(unwrap(global))->setDSOLocal(dso_local != 0);
+}
+
+extern "C" void mtpc_delete_body(LLVMValueRef function)
+{
+	cast<Function>(unwrap(function))->deleteBody();
+}
+
+extern "C" uint64_t mtpc_global_guid(LLVMValueRef global)
+{
+	return cast<GlobalValue>(unwrap(global))->getGUID();
+}
+
+static char *dup_message(const std::string &s)
+{
+	char *p = static_cast<char *>(std::malloc(s.size() + 1));
+	if (p)
+		std::memcpy(p, s.c_str(), s.size() + 1);
+	return p;
+}
+
+static int fail(char **error, const std::string &msg)
+{
+	*error = dup_message(msg);
+	return -1;
+}
+
+extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
+				LLVMModuleRef *out, char **error)
+{
+	static std::once_flag targets_once;
+	std::call_once(targets_once, [] {
+		InitializeAllTargetInfos();
+		InitializeAllTargets();
+		InitializeAllTargetMCs();
+	});
+	LLVMContext &C = *unwrap(ctx);
+	// clang's backend context uniques ODR debug types; the importer relies on it.
+	C.enableDebugTypeODRUniquing();
+
+	auto mb = MemoryBuffer::getFile(path);
+	if (!mb)
+		return fail(error, std::string(path) + ": " + mb.getError().message());
+	Expected<BitcodeModule> bm = lto::findThinLTOModule((*mb)->getMemBufferRef());
+	if (!bm)
+		return fail(error, std::string(path) + ": " + toString(bm.takeError()));
+	Expected<std::unique_ptr<Module>> mod = bm->parseModule(C);
+	if (!mod)
+		return fail(error, std::string(path) + ": " + toString(mod.takeError()));
+	Module &M = **mod;
+	M.setOwnedMemoryBuffer(std::move(*mb));
+
+	Expected<std::unique_ptr<ModuleSummaryIndex>> index =
+		getModuleSummaryIndexForFile(index_path, /*IgnoreEmptyThinLTOIndexFile=*/true);
+	if (!index)
+		return fail(error, std::string(index_path) + ": " + toString(index.takeError()));
+	if (*index) {
+		// As clang's runThinLTOBackend: import what the per-module index names.
+		FunctionImporter::ImportMapTy imports;
+		if (!lto::initImportList(M, **index, imports))
+			return fail(error, std::string(index_path) + ": cannot read the import list");
+		DenseMap<StringRef, GVSummaryMapTy> defined;
+		(*index)->collectDefinedGVSummariesPerModule(defined);
+
+		lto::Config conf;
+		conf.RelocModel = pic ? Reloc::PIC_ : Reloc::Static;
+		conf.PostImportModuleHook = [](unsigned, const Module &) { return false; };
+		auto no_stream = [](size_t, const Twine &) -> Expected<std::unique_ptr<CachedFileStream>> {
+			return createStringError(inconvertibleErrorCode(), "no output expected");
+		};
+		if (Error e = lto::thinBackend(conf, 0, no_stream, M, **index, imports,
+					       defined[M.getModuleIdentifier()], /*ModuleMap=*/nullptr))
+			return fail(error, std::string(path) + ": ThinLTO import failed: " + toString(std::move(e)));
+	}
+	*out = wrap(mod->release());
+	return 0;
+}

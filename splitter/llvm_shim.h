@@ -1,0 +1,42 @@
+/* llvm_shim.h: the few things MTPC needs that the LLVM-C API (LLVM 19) lacks.
+ * Implemented in llvm_shim.cpp, the only C++ file in MTPC; each function says
+ * which C API gap it fills. Everything else uses the LLVM-C API. */
+#ifndef MTPC_LLVM_SHIM_H
+#define MTPC_LLVM_SHIM_H
+
+#include <llvm-c/Core.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* GlobalValue::isDSOLocal / setDSOLocal: the C API cannot read or set dso_local. */
+int mtpc_is_dso_local(LLVMValueRef global);
+void mtpc_set_dso_local(LLVMValueRef global, int dso_local);
+
+/* Function::deleteBody: the C API cannot drop a body together with its
+ * personality, prefix and prologue data and metadata attachments. */
+void mtpc_delete_body(LLVMValueRef function);
+
+/* GlobalValue::getGUID: the C API has no MD5 and no GUID, which value-profile
+ * (!prof "VP") metadata uses to name indirect-call targets. */
+uint64_t mtpc_global_guid(LLVMValueRef global);
+
+/* The ThinLTO backend's import step, in-process: the C API has no ThinLTO
+ * backend entry point. Loads the ThinLTO object at path (its module id is path,
+ * which must be the name the thin link saw), reads the per-module index written
+ * by `--thinlto-index-only`, and runs lto::thinBackend up to its
+ * PostImportModuleHook: promotion, internalization, dead-symbol dropping and
+ * function import, exactly as clang's -fthinlto-index backend does before
+ * optimization. pic: relocation model of the final link (lld passes PIC for
+ * -shared and -pie). On success returns 0 and sets *out (in ctx); on failure
+ * returns -1 and sets *error to a heap message (free with free()). */
+int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
+		     LLVMModuleRef *out, char **error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,407 @@
+/* mtpc-split: split one (post-import) LLVM module into call-graph partitions.
+ * See usage() and docs/splitter.md. */
+#define _POSIX_C_SOURCE 200809L
+#include "analyze.h"
+#include "emit.h"
+#include "hash.h"
+#include "llvm_shim.h"
+#include "partition.h"
+#include "plan.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/BitWriter.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mtpc-split INPUT.bc -o OUTDIR [options]\n"
+		"\n"
+		"Split an LLVM 19 bitcode module into call-graph partitions that can be\n"
+		"optimized and compiled separately and merged back with `ld.lld -r`.\n"
+		"Writes OUTDIR/p0.bc .. p<n-1>.bc (n <= N), OUTDIR/plan.json and\n"
+		"OUTDIR/localize.txt (symbols to make local after the merge, for\n"
+		"`llvm-objcopy --localize-symbols`). Files are replaced atomically and only\n"
+		"when their content changes.\n"
+		"\n"
+		"options:\n"
+		"  -o, --output DIR          output directory (created if missing)\n"
+		"  -n, --partitions N        at most N partitions (default: number of CPUs)\n"
+		"      --min-cost C          use fewer partitions if each would cost less than\n"
+		"                            C instructions (default 0: as many as allowed)\n"
+		"      --thinlto-index FILE  INPUT is a ThinLTO object and FILE its index from\n"
+		"                            `--thinlto-index-only`: run the ThinLTO import\n"
+		"                            in-process first, then split the result\n"
+		"      --relocation-model M  static or pic: the final link's model, used by\n"
+		"                            the import (-shared/-pie links are pic; default static)\n"
+		"      --emit-imported FILE  also write the post-import module to FILE\n"
+		"      --copy-limit I        largest function, in instructions, that a partition\n"
+		"                            may get an available_externally copy of (default 60)\n"
+		"      --copy-budget F       copies per partition as a fraction of its own cost\n"
+		"                            (default 0.10)\n"
+		"      --dup-limit I         largest linkonce_odr comdat, in instructions, that\n"
+		"                            every partition using it carries (default 200)\n"
+		"      --balance-slack F     allowed overshoot of the ideal partition cost\n"
+		"                            (default 0.02)\n"
+		"      --seed-plan FILE      keep functions where this earlier plan put them\n"
+		"                            (default: OUTDIR/plan.json if its options match)\n"
+		"      --no-seed             ignore earlier plans\n"
+		"  -j, --jobs J              threads writing partitions (default: number of CPUs)\n"
+		"      --no-verify           skip the LLVM verifier on each partition\n"
+		"      --stats               print a one-line summary on stderr\n"
+		"  -h, --help                this help\n"
+		"      --version             print the version\n"
+		"\n"
+		"Exit status: 0 on success; 1 on any error, reported in one line naming the\n"
+		"file. On error the output directory keeps what it had.\n");
+}
+
+struct options {
+	const char *input, *outdir, *index, *imported, *seed_plan;
+	int partitions, jobs, verify, pic, use_seed, stats;
+	long min_cost, copy_limit, dup_limit;
+	double copy_budget, slack;
+};
+
+static long parse_long(const char *opt, const char *s, long lo, long hi)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi)
+		mtpc_fatal("%s: expected an integer in [%ld, %ld], got '%s'", opt, lo, hi, s);
+	return v;
+}
+
+static double parse_double(const char *opt, const char *s, double lo, double hi)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || end == s || !(v >= lo && v <= hi))
+		mtpc_fatal("%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, s);
+	return v;
+}
+
+static int ncpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+static void parse_args(int argc, char **argv, struct options *o)
+{
+	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_DUP_LIMIT,
+	       O_SLACK, O_SEED_PLAN, O_NO_SEED, O_NO_VERIFY, O_STATS, O_VERSION };
+	static const struct option longopts[] = {
+		{"output", required_argument, 0, 'o'},
+		{"partitions", required_argument, 0, 'n'},
+		{"jobs", required_argument, 0, 'j'},
+		{"help", no_argument, 0, 'h'},
+		{"min-cost", required_argument, 0, O_MIN_COST},
+		{"thinlto-index", required_argument, 0, O_INDEX},
+		{"relocation-model", required_argument, 0, O_RELOC},
+		{"emit-imported", required_argument, 0, O_IMPORTED},
+		{"copy-limit", required_argument, 0, O_COPY_LIMIT},
+		{"copy-budget", required_argument, 0, O_COPY_BUDGET},
+		{"dup-limit", required_argument, 0, O_DUP_LIMIT},
+		{"balance-slack", required_argument, 0, O_SLACK},
+		{"seed-plan", required_argument, 0, O_SEED_PLAN},
+		{"no-seed", no_argument, 0, O_NO_SEED},
+		{"no-verify", no_argument, 0, O_NO_VERIFY},
+		{"stats", no_argument, 0, O_STATS},
+		{"version", no_argument, 0, O_VERSION},
+		{0, 0, 0, 0},
+	};
+	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
+			      .copy_limit = 60, .dup_limit = 200, .copy_budget = 0.10, .slack = 0.02};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:n:j:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->outdir = optarg; break;
+		case 'n': o->partitions = (int)parse_long("--partitions", optarg, 1, 4096); break;
+		case 'j': o->jobs = (int)parse_long("--jobs", optarg, 1, 4096); break;
+		case 'h': usage(stdout); exit(0);
+		case O_MIN_COST: o->min_cost = parse_long("--min-cost", optarg, 0, 1L << 40); break;
+		case O_INDEX: o->index = optarg; break;
+		case O_RELOC:
+			if (strcmp(optarg, "pic") && strcmp(optarg, "static"))
+				mtpc_fatal("--relocation-model: expected 'static' or 'pic', got '%s'", optarg);
+			o->pic = strcmp(optarg, "pic") == 0;
+			break;
+		case O_IMPORTED: o->imported = optarg; break;
+		case O_COPY_LIMIT: o->copy_limit = parse_long("--copy-limit", optarg, 0, 1L << 30); break;
+		case O_COPY_BUDGET: o->copy_budget = parse_double("--copy-budget", optarg, 0, 10); break;
+		case O_DUP_LIMIT: o->dup_limit = parse_long("--dup-limit", optarg, 0, 1L << 30); break;
+		case O_SLACK: o->slack = parse_double("--balance-slack", optarg, 0, 10); break;
+		case O_SEED_PLAN: o->seed_plan = optarg; break;
+		case O_NO_SEED: o->use_seed = 0; break;
+		case O_NO_VERIFY: o->verify = 0; break;
+		case O_STATS: o->stats = 1; break;
+		case O_VERSION: printf("mtpc-split " VERSION " (LLVM 19)\n"); exit(0);
+		case ':': mtpc_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
+		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		o->input = argv[optind++];
+	if (optind < argc)
+		mtpc_fatal("unexpected argument '%s' (one input only; see --help)", argv[optind]);
+	if (!o->input)
+		mtpc_fatal("no input file (see --help)");
+	if (!o->outdir)
+		mtpc_fatal("no output directory: use -o DIR (see --help)");
+}
+
+static int is_bitcode(const char *d, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)d;
+	return n >= 4 && ((u[0] == 'B' && u[1] == 'C' && u[2] == 0xC0 && u[3] == 0xDE) ||
+			  (u[0] == 0xDE && u[1] == 0xC0 && u[2] == 0x17 && u[3] == 0x0B));
+}
+
+static void diag_handler(LLVMDiagnosticInfoRef di, void *ctx)
+{
+	char **msg = ctx;
+	if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || *msg)
+		return;
+	char *d = LLVMGetDiagInfoDescription(di);
+	*msg = xstrdup(d);
+	LLVMDisposeMessage(d);
+}
+
+/* Load the module to split: the bitcode bytes (*bc) and a parsed copy. */
+static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, char **diag, char **bc, size_t *len)
+{
+	if (mtpc_read_file(o->input, bc, len) < 0)
+		mtpc_fatal("%s: cannot read: %s", o->input, strerror(errno));
+	if (!is_bitcode(*bc, *len))
+		mtpc_fatal("%s: not an LLVM bitcode file", o->input);
+	if (o->index) {
+		LLVMModuleRef im;
+		char *err = NULL;
+		if (mtpc_thin_import(ctx, o->input, o->index, o->pic, &im, &err) < 0)
+			mtpc_fatal("%s", err ? err : "ThinLTO import failed");
+		LLVMMemoryBufferRef mb = LLVMWriteBitcodeToMemoryBuffer(im);
+		LLVMDisposeModule(im);
+		free(*bc);
+		*len = LLVMGetBufferSize(mb);
+		*bc = xmalloc(*len);
+		memcpy(*bc, LLVMGetBufferStart(mb), *len);
+		LLVMDisposeMemoryBuffer(mb);
+		if (o->imported && mtpc_write_file(o->imported, *bc, *len, MTPC_WRITE_IF_CHANGED) < 0)
+			mtpc_fatal("%s: cannot write: %s", o->imported, strerror(errno));
+	}
+	/* Analyse a module parsed from exactly the bytes the partition threads
+	 * parse, so global order is identical everywhere. */
+	LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(*bc, *len, o->input, 0);
+	LLVMModuleRef m = NULL;
+	int bad = LLVMParseBitcodeInContext2(ctx, buf, &m);
+	LLVMDisposeMemoryBuffer(buf);
+	if (bad)
+		mtpc_fatal("%s: invalid or unsupported bitcode (LLVM 19 expected): %s", o->input,
+			   *diag ? *diag : "unknown error");
+	return m;
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+	return xasprintf("%s/%s", dir, name);
+}
+
+/* True if dir already holds the outputs for exactly this input and options. */
+static int outputs_current(const char *dir, const char *input_hash, const char *options_hash)
+{
+	char *pp = path_in(dir, "plan.json"), *text;
+	size_t len;
+	int ok = 0;
+	if (mtpc_read_file(pp, &text, &len) == 0) {
+		struct plan_seed s;
+		char *err = NULL;
+		if (plan_seed_parse(text, &s, &err) == 0) {
+			ok = strcmp(s.input_hash, input_hash) == 0 && strcmp(s.options_hash, options_hash) == 0;
+			for (int p = 0; ok && p < s.npartitions; p++) {
+				char *name = xasprintf("%s/p%d.bc", dir, p);
+				ok = access(name, R_OK) == 0;
+				free(name);
+			}
+			char *lp = path_in(dir, "localize.txt");
+			ok = ok && access(lp, R_OK) == 0;
+			free(lp);
+			plan_seed_free(&s);
+		}
+		free(err);
+		free(text);
+	}
+	free(pp);
+	return ok;
+}
+
+static int load_seed(const char *path, const char *options_hash, struct plan_seed *seed, int explicit)
+{
+	char *text, *err = NULL;
+	size_t len;
+	if (mtpc_read_file(path, &text, &len) < 0) {
+		if (explicit)
+			mtpc_fatal("%s: cannot read: %s", path, strerror(errno));
+		return 0;
+	}
+	int ok = plan_seed_parse(text, seed, &err) == 0;
+	free(text);
+	if (!ok) {
+		if (explicit)
+			mtpc_fatal("%s: %s", path, err);
+		mtpc_warn("%s: ignoring earlier plan: %s", path, err);
+		free(err);
+		return 0;
+	}
+	if (strcmp(seed->options_hash, options_hash) != 0 && !explicit) {
+		plan_seed_free(seed);
+		return 0;
+	}
+	return 1;
+}
+
+static void write_or_die(const char *path, const void *data, size_t len)
+{
+	if (mtpc_write_file(path, data, len, MTPC_WRITE_IF_CHANGED) < 0)
+		mtpc_fatal("%s: cannot write: %s", path, strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	mtpc_set_progname(argv[0]);
+	struct options o;
+	parse_args(argc, argv, &o);
+	double t0 = mtpc_now();
+
+	if (mtpc_mkdir_p(o.outdir) < 0)
+		mtpc_fatal("%s: cannot create output directory: %s", o.outdir, strerror(errno));
+	if (access(o.outdir, W_OK) < 0)
+		mtpc_fatal("%s: output directory is not writable: %s", o.outdir, strerror(errno));
+
+	char *diag = NULL, *bc;
+	size_t len;
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMContextSetDiagnosticHandler(ctx, diag_handler, &diag);
+	LLVMModuleRef m = load_input(&o, ctx, &diag, &bc, &len);
+
+	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
+	mtpc_hash_hex(bc, len, input_hash);
+	char *options_text = xasprintf("partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g dup-limit=%ld "
+				       "balance-slack=%g",
+				       o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.dup_limit, o.slack);
+	mtpc_hash_hex(options_text, strlen(options_text), options_hash);
+
+	int rc = 0;
+	if (outputs_current(o.outdir, input_hash, options_hash)) {
+		if (o.stats)
+			fprintf(stderr, "mtpc-split: %s: outputs up to date\n", o.input);
+		goto out;
+	}
+
+	struct plan_seed seed;
+	int have_seed = 0;
+	if (o.seed_plan) {
+		have_seed = load_seed(o.seed_plan, options_hash, &seed, 1);
+	} else if (o.use_seed) {
+		char *pp = path_in(o.outdir, "plan.json");
+		have_seed = load_seed(pp, options_hash, &seed, 0);
+		free(pp);
+	}
+
+	struct module_info mi;
+	struct analyze_opts aopt = {o.dup_limit};
+	analyze_module(m, &aopt, &mi);
+	struct partition_opts popt = {o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.slack,
+				      have_seed ? plan_seed_lookup : NULL, have_seed ? &seed : NULL,
+				      have_seed ? plan_seed_scale : NULL, have_seed ? &seed : NULL};
+	struct split_plan plan;
+	partition_module(&mi, &popt, &plan);
+
+	struct emitted *parts = xcalloc(plan.n, sizeof *parts);
+	if (plan.n == 1) {
+		/* One partition is the module itself, byte for byte. */
+		parts[0].data = xmalloc(len);
+		memcpy(parts[0].data, bc, len);
+		parts[0].len = len;
+	} else {
+		char *err = NULL;
+		if (emit_partitions(bc, len, &mi, &plan, o.jobs, o.verify, parts, &err) < 0)
+			mtpc_fatal("%s: %s", o.input, err);
+	}
+
+	struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t0};
+	char *json = plan_to_json(&mi, &plan, &meta);
+	char *loc = plan_localize_list(&mi, &plan);
+	/* plan.json marks a complete set: drop it while the set changes. */
+	char *plan_path = path_in(o.outdir, "plan.json");
+	char *old;
+	size_t oldlen;
+	int plan_same = 0;
+	if (mtpc_read_file(plan_path, &old, &oldlen) == 0) {
+		plan_same = oldlen == strlen(json) && memcmp(old, json, oldlen) == 0;
+		free(old);
+	}
+	if (!plan_same)
+		unlink(plan_path);
+	for (int p = 0; p < plan.n; p++) {
+		char *path = xasprintf("%s/p%d.bc", o.outdir, p);
+		write_or_die(path, parts[p].data, parts[p].len);
+		free(path);
+		free(parts[p].data);
+	}
+	char *loc_path = path_in(o.outdir, "localize.txt");
+	write_or_die(loc_path, loc, strlen(loc));
+	write_or_die(plan_path, json, strlen(json));
+	/* Partitions of an earlier, larger split are stale now. */
+	for (int p = plan.n;; p++) {
+		char *path = xasprintf("%s/p%d.bc", o.outdir, p);
+		int gone = unlink(path) < 0 && errno == ENOENT;
+		free(path);
+		if (gone)
+			break;
+	}
+	if (o.stats) {
+		long maxc = 0, sum = 0;
+		for (int p = 0; p < plan.n; p++) {
+			sum += plan.cost[p] + plan.copy_cost[p];
+			if (plan.cost[p] + plan.copy_cost[p] > maxc)
+				maxc = plan.cost[p] + plan.copy_cost[p];
+		}
+		fprintf(stderr,
+			"mtpc-split: %s: %d partitions, %d functions, %d units, largest unit %.1f%%, "
+			"%d promoted, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded, %.2f s\n",
+			o.input, plan.n, mi.nfuncs_defined, mi.nunits,
+			mi.total_cost ? 100.0 * plan.largest_unit / mi.total_cost : 0.0, plan.npromoted, plan.ncopies,
+			mi.total_cost ? 100.0 * (sum - mi.total_cost) / mi.total_cost : 0.0,
+			sum ? (double)maxc * plan.n / sum : 0.0, plan.nseeded, mtpc_now() - t0);
+	}
+	free(parts);
+	free(json);
+	free(loc);
+	free(loc_path);
+	free(plan_path);
+	split_plan_free(&plan);
+	module_info_free(&mi);
+	if (have_seed)
+		plan_seed_free(&seed);
+out:
+	free(options_text);
+	free(bc);
+	free(diag);
+	LLVMDisposeModule(m);
+	LLVMContextDispose(ctx);
+	LLVMShutdown();
+	return rc;
+}

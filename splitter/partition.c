@@ -1,0 +1,376 @@
+/* partition.c: see partition.h.
+ *
+ * Assignment is a cost-balanced greedy with call-graph affinity: units are
+ * placed largest first, each into the partition it has the most edges to
+ * among those that stay under the cost cap (ties: least loaded, then lowest
+ * index). Large units therefore spread out and the many small ones follow
+ * their callers and callees, which keeps inlining inside partitions and
+ * promotions few. With a seed (the previous plan), units first go back to the
+ * partition their symbols had, so unchanged code keeps its partition. */
+#include "partition.h"
+#include "hash.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ctx {
+	const struct module_info *mi;
+	const struct partition_opts *opt;
+	struct split_plan *plan;
+	int *stack, sp;      /* work list of symbols */
+	int *stamp, gen;     /* visited marks for reach walks */
+};
+
+static int owner_of(const struct ctx *c, int s)
+{
+	int u = c->mi->syms[s].unit;
+	return u >= 0 ? c->plan->owner[u] : -1;
+}
+
+static long unit_cost(const struct module_info *mi, const struct partition_opts *opt, int u)
+{
+	const struct unit *U = &mi->units[u];
+	if (!opt->scale)
+		return U->cost;
+	double c = 0;
+	for (int k = 0; k < U->nsyms; k++) {
+		const struct sym *s = &mi->syms[U->syms[k]];
+		if (s->kind == SYM_FUNC)
+			c += s->cost * opt->scale(opt->scale_ctx, s->name);
+	}
+	return c < 1 ? 1 : (long)c;
+}
+
+struct order {
+	long cost;
+	int unit;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+	if (x->cost != y->cost)
+		return x->cost > y->cost ? -1 : 1;
+	return (x->unit > y->unit) - (x->unit < y->unit);
+}
+
+static void assign_units(struct ctx *c, long *ucost)
+{
+	const struct module_info *mi = c->mi;
+	struct split_plan *P = c->plan;
+	int n = P->n;
+	long total = 0, biggest = 0;
+	for (int u = 0; u < mi->nunits; u++) {
+		total += ucost[u];
+		if (ucost[u] > biggest)
+			biggest = ucost[u];
+	}
+	P->largest_unit = biggest;
+	long cap = (long)((double)total / n * (1.0 + c->opt->balance_slack)) + 1;
+	if (cap < biggest)
+		cap = biggest;
+	long *load = P->cost;
+	if (c->opt->seed) {
+		long *votes = xcalloc(n, sizeof *votes);
+		for (int u = 0; u < mi->nunits; u++) {
+			const struct unit *U = &mi->units[u];
+			memset(votes, 0, n * sizeof *votes);
+			int any = 0;
+			for (int k = 0; k < U->nsyms; k++) {
+				const struct sym *s = &mi->syms[U->syms[k]];
+				if (!s->name[0])
+					continue;
+				int p = c->opt->seed(c->opt->seed_ctx, s->name);
+				if (p >= 0 && p < n) {
+					votes[p] += s->cost + 1;
+					any = 1;
+				}
+			}
+			if (!any)
+				continue;
+			int best = 0;
+			for (int p = 1; p < n; p++)
+				if (votes[p] > votes[best])
+					best = p;
+			if (load[best] + ucost[u] <= cap) {
+				P->owner[u] = best;
+				load[best] += ucost[u];
+				P->nseeded++;
+			}
+		}
+		free(votes);
+	}
+	struct order *ord = xmalloc((mi->nunits + 1) * sizeof *ord);
+	int no = 0;
+	for (int u = 0; u < mi->nunits; u++)
+		if (P->owner[u] < 0)
+			ord[no++] = (struct order){ucost[u], u};
+	qsort(ord, no, sizeof *ord, cmp_order);
+	long *aff = xcalloc(n, sizeof *aff);
+	for (int k = 0; k < no; k++) {
+		int u = ord[k].unit;
+		const struct unit *U = &mi->units[u];
+		memset(aff, 0, n * sizeof *aff);
+		for (int j = 0; j < U->nadj; j++) {
+			int o = P->owner[U->adj[j]];
+			if (o >= 0)
+				aff[o] += U->adjw[j];
+		}
+		int best = -1;
+		for (int p = 0; p < n; p++) {
+			if (load[p] + ucost[u] > cap)
+				continue;
+			if (best < 0 || aff[p] > aff[best] || (aff[p] == aff[best] && load[p] < load[best]))
+				best = p;
+		}
+		if (best < 0) {
+			best = 0;
+			for (int p = 1; p < n; p++)
+				if (load[p] < load[best])
+					best = p;
+		}
+		P->owner[u] = best;
+		load[best] += ucost[u];
+	}
+	free(aff);
+	free(ord);
+}
+
+static void push(struct ctx *c, int s)
+{
+	c->stack[c->sp++] = s;
+}
+
+/* Mark what partition p needs for the symbols on the work list: referenced
+ * owned symbols of other partitions become declarations (locals among them
+ * are promoted), duplicated and imported definitions are carried along. */
+static void close_over_refs(struct ctx *c, int p)
+{
+	const struct module_info *mi = c->mi;
+	struct split_plan *P = c->plan;
+	unsigned char *m = P->member[p];
+	while (c->sp) {
+		const struct sym *s = &mi->syms[c->stack[--c->sp]];
+		for (int k = 0; k < s->nrefs; k++) {
+			int t = s->refs[k];
+			const struct sym *T = &mi->syms[t];
+			switch (T->role) {
+			case ROLE_OWNED:
+				if (owner_of(c, t) == p)
+					break;
+				if (m[t] < M_DECL)
+					m[t] = M_DECL;
+				P->keep[t] = 1;
+				break;
+			case ROLE_DUP:
+			case ROLE_IMPORTED:
+				if (m[t] < M_CARRY) {
+					m[t] = M_CARRY;
+					push(c, t);
+				}
+				break;
+			case ROLE_DECL:
+				if (m[t] < M_DECL)
+					m[t] = M_DECL;
+				break;
+			case ROLE_SPECIAL:
+				break;
+			}
+		}
+	}
+}
+
+/* Could partition p use its own copy of function t without forcing a new
+ * promotion? Every local reachable from t through duplicated definitions
+ * must already be promoted or live in p. */
+static int locals_reachable(struct ctx *c, int t, int p)
+{
+	const struct sym *S = c->mi->syms;
+	c->gen++;
+	int sp0 = c->sp, ok = 1;
+	push(c, t);
+	c->stamp[t] = c->gen;
+	while (c->sp > sp0) {
+		const struct sym *s = &S[c->stack[--c->sp]];
+		for (int k = 0; k < s->nrefs && ok; k++) {
+			int r = s->refs[k];
+			if (c->stamp[r] == c->gen)
+				continue;
+			c->stamp[r] = c->gen;
+			if (S[r].role == ROLE_OWNED && (S[r].flags & SF_LOCAL) && !c->plan->new_name[r] &&
+			    owner_of(c, r) != p)
+				ok = 0;
+			else if (S[r].role == ROLE_DUP)
+				push(c, r);
+		}
+	}
+	c->sp = sp0;
+	return ok;
+}
+
+static int copyable(struct ctx *c, int t, int p)
+{
+	const struct sym *T = &c->mi->syms[t];
+	return T->role == ROLE_OWNED && T->kind == SYM_FUNC && owner_of(c, t) != p &&
+	       !(T->flags & (SF_NOINLINE | SF_BLOCKADDR | SF_IN_ASM | SF_INTERPOSABLE | SF_ALIASEE)) &&
+	       T->cost <= c->opt->copy_limit && (!(T->flags & SF_LOCAL) || c->plan->new_name[t]) &&
+	       locals_reachable(c, t, p);
+}
+
+/* Give p available_externally copies of small callees owned elsewhere, two
+ * call levels deep, within the copy budget. */
+static void add_copies(struct ctx *c, int p)
+{
+	const struct module_info *mi = c->mi;
+	struct split_plan *P = c->plan;
+	unsigned char *m = P->member[p];
+	long budget = (long)(P->cost[p] * c->opt->copy_budget);
+	int *level = xmalloc((mi->nsyms + 1) * sizeof *level), nl = 0;
+	for (int i = 0; i < mi->nsyms; i++)
+		if (m[i] == M_OWN && mi->syms[i].kind == SYM_FUNC)
+			level[nl++] = i;
+	for (int depth = 0; depth < 2 && nl; depth++) {
+		int *next = xmalloc((mi->nsyms + 1) * sizeof *next), nn = 0;
+		for (int k = 0; k < nl; k++) {
+			const struct sym *s = &mi->syms[level[k]];
+			for (int j = 0; j < s->ncalls; j++) {
+				int t = s->calls[j];
+				if (m[t] >= M_COPY || P->copy_cost[p] + mi->syms[t].cost > budget || !copyable(c, t, p))
+					continue;
+				m[t] = M_COPY;
+				P->copy_cost[p] += mi->syms[t].cost;
+				P->keep[t] = 1;
+				P->ncopies++;
+				next[nn++] = t;
+				push(c, t);
+			}
+		}
+		close_over_refs(c, p);
+		free(level);
+		level = next;
+		nl = nn;
+	}
+	free(level);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int name_taken(char **sorted, int n, const char *name)
+{
+	return bsearch(&name, sorted, n, sizeof *sorted, cmp_str) != NULL;
+}
+
+/* Collision-free, edit-stable names for promoted locals: the name plus a hash
+ * of the source file name, so two modules' helpers never meet. */
+static void name_promoted(struct ctx *c)
+{
+	const struct module_info *mi = c->mi;
+	struct split_plan *P = c->plan;
+	char hex[MTPC_HASH_HEX_LEN + 1];
+	const char *key = mi->source_file[0] ? mi->source_file : mi->module_id;
+	mtpc_hash_hex(key, strlen(key), hex);
+	hex[8] = 0;
+	char **names = xmalloc((mi->nsyms + 1) * sizeof *names);
+	int nn = 0;
+	for (int i = 0; i < mi->nsyms; i++)
+		if (mi->syms[i].name[0])
+			names[nn++] = mi->syms[i].name;
+	qsort(names, nn, sizeof *names, cmp_str);
+	for (int i = 0; i < mi->nsyms; i++) {
+		if (!P->new_name[i])
+			continue;
+		free(P->new_name[i]);
+		const char *base = mi->syms[i].name;
+		char *anon = base[0] ? NULL : xasprintf("__mtpc_anon%d", i);
+		char *nm = xasprintf("%s.mtpc.%s", anon ? anon : base, hex);
+		for (int k = 1; name_taken(names, nn, nm); k++) {
+			free(nm);
+			nm = xasprintf("%s.mtpc.%s.%d", anon ? anon : base, hex, k);
+		}
+		free(anon);
+		P->new_name[i] = nm;
+		P->npromoted++;
+	}
+	free(names);
+}
+
+void partition_module(const struct module_info *mi, const struct partition_opts *opt, struct split_plan *P)
+{
+	memset(P, 0, sizeof *P);
+	int n = opt->max_partitions < 1 ? 1 : opt->max_partitions;
+	if (n > mi->nunits)
+		n = mi->nunits > 0 ? mi->nunits : 1;
+	if (opt->min_cost > 0 && mi->total_cost / opt->min_cost < n)
+		n = mi->total_cost / opt->min_cost > 0 ? (int)(mi->total_cost / opt->min_cost) : 1;
+	P->n = n;
+	P->nsyms = mi->nsyms;
+	P->owner = xmalloc((mi->nunits + 1) * sizeof *P->owner);
+	P->cost = xcalloc(n, sizeof *P->cost);
+	P->copy_cost = xcalloc(n, sizeof *P->copy_cost);
+	P->member = xmalloc(n * sizeof *P->member);
+	for (int p = 0; p < n; p++)
+		P->member[p] = xcalloc(mi->nsyms + 1, 1);
+	P->new_name = xcalloc(mi->nsyms + 1, sizeof *P->new_name);
+	P->keep = xcalloc(mi->nsyms + 1, 1);
+	for (int u = 0; u < mi->nunits; u++)
+		P->owner[u] = -1;
+
+	struct ctx c = {mi, opt, P, xmalloc((mi->nsyms + 1) * sizeof(int)), 0,
+			xcalloc(mi->nsyms + 1, sizeof(int)), 0};
+	long *ucost = xmalloc((mi->nunits + 1) * sizeof *ucost);
+	for (int u = 0; u < mi->nunits; u++)
+		ucost[u] = unit_cost(mi, opt, u);
+	assign_units(&c, ucost);
+	free(ucost);
+
+	P->asm_partition = 0;
+	for (int u = 0; u < mi->nunits; u++)
+		if (mi->units[u].has_asm)
+			P->asm_partition = P->owner[u];
+
+	/* Owned symbols, then what they reach. */
+	for (int i = 0; i < mi->nsyms; i++)
+		if (mi->syms[i].role == ROLE_OWNED)
+			P->member[owner_of(&c, i)][i] = M_OWN;
+	for (int p = 0; p < n; p++) {
+		for (int i = 0; i < mi->nsyms; i++)
+			if (P->member[p][i] == M_OWN)
+				push(&c, i);
+		close_over_refs(&c, p);
+	}
+	/* A local needed outside its owner is promoted. Mark before copies so
+	 * copies can use promoted locals but never cause new promotions. */
+	for (int i = 0; i < mi->nsyms; i++)
+		if (P->keep[i] && (mi->syms[i].flags & SF_LOCAL))
+			P->new_name[i] = xstrdup("");
+	if (n > 1)
+		for (int p = 0; p < n; p++)
+			add_copies(&c, p);
+	/* Copies may carry duplicated constants whose references reach further
+	 * locals: promote those too (correctness first; they are rare). */
+	for (int i = 0; i < mi->nsyms; i++)
+		if (P->keep[i] && (mi->syms[i].flags & SF_LOCAL) && !P->new_name[i])
+			P->new_name[i] = xstrdup("");
+	name_promoted(&c);
+	free(c.stack);
+	free(c.stamp);
+}
+
+void split_plan_free(struct split_plan *P)
+{
+	for (int p = 0; p < P->n; p++)
+		free(P->member[p]);
+	free(P->member);
+	free(P->owner);
+	free(P->cost);
+	free(P->copy_cost);
+	free(P->keep);
+	for (int i = 0; i < P->nsyms; i++)
+		free(P->new_name[i]);
+	free(P->new_name);
+	memset(P, 0, sizeof *P);
+}

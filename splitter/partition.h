@@ -1,0 +1,50 @@
+/* partition.h: assign units to partitions and decide, per partition, what each
+ * symbol becomes (owned definition, available_externally copy, carried
+ * duplicate, declaration, or nothing), which locals must be promoted, and the
+ * promoted names. */
+#ifndef MTPC_PARTITION_H
+#define MTPC_PARTITION_H
+
+#include "analyze.h"
+
+/* What symbol i is in partition p: split_plan.member[p][i]. */
+enum member {
+	M_NONE = 0, /* not needed: dropped */
+	M_DECL,     /* referenced, defined elsewhere: declaration */
+	M_CARRY,    /* duplicated or imported definition carried as is */
+	M_COPY,     /* available_externally copy of a function owned elsewhere */
+	M_OWN,      /* this partition defines it */
+};
+
+struct partition_opts {
+	int max_partitions;   /* N */
+	long min_cost;        /* fewer partitions if each would cost less than this */
+	long copy_limit;      /* largest function (instructions) copied for inlining */
+	double copy_budget;   /* copies per partition, as a fraction of its own cost */
+	double balance_slack; /* allowed overshoot of the ideal partition cost */
+	/* Optional seed (edit stability): previous partition of a symbol by name,
+	 * or -1. seed_ctx is passed through. */
+	int (*seed)(void *seed_ctx, const char *name);
+	void *seed_ctx;
+	/* Optional cost scale per symbol from measured times (1.0 if NULL). */
+	double (*scale)(void *scale_ctx, const char *name);
+	void *scale_ctx;
+};
+
+struct split_plan {
+	int n;                    /* partitions used */
+	int nsyms;
+	int *owner;               /* per unit */
+	unsigned char **member;   /* [n][nsyms] enum member */
+	char **new_name;          /* per symbol: promoted name or NULL */
+	unsigned char *keep;      /* per symbol: owner must not discard it (referenced elsewhere) */
+	long *cost, *copy_cost;   /* per partition */
+	int asm_partition;        /* partition that gets module inline asm */
+	int npromoted, ncopies, nseeded;
+	long largest_unit;
+};
+
+void partition_module(const struct module_info *mi, const struct partition_opts *opt, struct split_plan *out);
+void split_plan_free(struct split_plan *p);
+
+#endif

@@ -1,0 +1,238 @@
+/* plan.c: see plan.h. */
+#include "plan.h"
+#include "util.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *name_list(const struct module_info *mi, const unsigned char *member, int want)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < mi->nsyms; i++)
+		if (member[i] == want) {
+			char *nm = sym_display_name(mi, i);
+			json_array_append_new(a, json_string(nm));
+			free(nm);
+		}
+	return a;
+}
+
+char *plan_to_json(const struct module_info *mi, const struct split_plan *P, const struct plan_meta *meta)
+{
+	json_t *root = json_object();
+	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "module", json_string(mi->module_id));
+	json_object_set_new(root, "source_file", json_string(mi->source_file));
+	json_object_set_new(root, "input_hash", json_string(meta->input_hash));
+	json_object_set_new(root, "options_hash", json_string(meta->options_hash));
+	json_object_set_new(root, "options", json_string(meta->options_text));
+	json_t *parts = json_array();
+	for (int p = 0; p < P->n; p++) {
+		json_t *o = json_object();
+		char *file = xasprintf("p%d.bc", p);
+		json_object_set_new(o, "index", json_integer(p));
+		json_object_set_new(o, "file", json_string(file));
+		free(file);
+		json_object_set_new(o, "cost", json_integer(P->cost[p]));
+		json_object_set_new(o, "copy_cost", json_integer(P->copy_cost[p]));
+		json_object_set_new(o, "owned", name_list(mi, P->member[p], M_OWN));
+		json_object_set_new(o, "copies", name_list(mi, P->member[p], M_COPY));
+		json_t *dup = json_array();
+		for (int i = 0; i < mi->nsyms; i++)
+			if (P->member[p][i] == M_CARRY && mi->syms[i].role == ROLE_DUP && mi->syms[i].kind == SYM_FUNC) {
+				char *nm = sym_display_name(mi, i);
+				json_array_append_new(dup, json_string(nm));
+				free(nm);
+			}
+		json_object_set_new(o, "duplicated", dup);
+		json_array_append_new(parts, o);
+	}
+	json_object_set_new(root, "partitions", parts);
+	json_t *prom = json_array();
+	json_t *loc = json_array();
+	for (int i = 0; i < mi->nsyms; i++)
+		if (P->new_name[i]) {
+			json_t *o = json_object();
+			char *nm = sym_display_name(mi, i);
+			json_object_set_new(o, "from", json_string(nm));
+			json_object_set_new(o, "to", json_string(P->new_name[i]));
+			free(nm);
+			json_array_append_new(prom, o);
+			json_array_append_new(loc, json_string(P->new_name[i]));
+		}
+	json_object_set_new(root, "promoted", prom);
+	json_object_set_new(root, "localize", loc);
+	/* Cross-partition references: [from, to, count]. */
+	long *cnt = xcalloc((size_t)P->n * P->n, sizeof *cnt);
+	for (int i = 0; i < mi->nsyms; i++) {
+		const struct sym *s = &mi->syms[i];
+		if (s->unit < 0)
+			continue;
+		int from = P->owner[s->unit];
+		for (int k = 0; k < s->nrefs; k++) {
+			int t = mi->syms[s->refs[k]].unit;
+			if (t >= 0 && P->owner[t] != from)
+				cnt[from * P->n + P->owner[t]]++;
+		}
+	}
+	json_t *edges = json_array();
+	for (int a = 0; a < P->n; a++)
+		for (int b = 0; b < P->n; b++)
+			if (cnt[a * P->n + b])
+				json_array_append_new(edges, json_pack("[i,i,I]", a, b, (json_int_t)cnt[a * P->n + b]));
+	free(cnt);
+	json_object_set_new(root, "edges", edges);
+	json_t *st = json_object();
+	json_object_set_new(st, "globals", json_integer(mi->nsyms));
+	json_object_set_new(st, "functions", json_integer(mi->nfuncs_defined));
+	json_object_set_new(st, "units", json_integer(mi->nunits));
+	json_object_set_new(st, "total_cost", json_integer(mi->total_cost));
+	json_object_set_new(st, "largest_unit_cost", json_integer(P->largest_unit));
+	json_object_set_new(st, "promoted", json_integer(P->npromoted));
+	json_object_set_new(st, "copies", json_integer(P->ncopies));
+	json_object_set_new(st, "seeded_units", json_integer(P->nseeded));
+	json_object_set_new(root, "stats", st);
+	char *s = json_dumps(root, JSON_INDENT(1));
+	json_decref(root);
+	char *out = xasprintf("%s\n", s);
+	free(s);
+	return out;
+}
+
+char *plan_localize_list(const struct module_info *mi, const struct split_plan *P)
+{
+	size_t len = 0;
+	for (int i = 0; i < mi->nsyms; i++)
+		if (P->new_name[i])
+			len += strlen(P->new_name[i]) + 1;
+	char *s = xmalloc(len + 1), *q = s;
+	for (int i = 0; i < mi->nsyms; i++)
+		if (P->new_name[i]) {
+			size_t l = strlen(P->new_name[i]);
+			memcpy(q, P->new_name[i], l);
+			q[l] = '\n';
+			q += l + 1;
+		}
+	*q = 0;
+	return s;
+}
+
+struct seed_entry {
+	char *name;
+	int part;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct seed_entry *)a)->name, ((const struct seed_entry *)b)->name);
+}
+
+int plan_seed_parse(const char *text, struct plan_seed *seed, char **error)
+{
+	memset(seed, 0, sizeof *seed);
+	json_error_t jerr;
+	json_t *root = json_loads(text, 0, &jerr);
+	if (!root) {
+		*error = xasprintf("not JSON (line %d: %s)", jerr.line, jerr.text);
+		return -1;
+	}
+	json_t *parts = json_object_get(root, "partitions");
+	const char *ih = json_string_value(json_object_get(root, "input_hash"));
+	const char *oh = json_string_value(json_object_get(root, "options_hash"));
+	if (json_integer_value(json_object_get(root, "version")) != 1 || !json_is_array(parts) || !ih || !oh) {
+		json_decref(root);
+		*error = xstrdup("not an MTPC plan (version 1)");
+		return -1;
+	}
+	seed->input_hash = xstrdup(ih);
+	seed->options_hash = xstrdup(oh);
+	seed->npartitions = (int)json_array_size(parts);
+	seed->measured = xmalloc((seed->npartitions + 1) * sizeof *seed->measured);
+	seed->cost = xcalloc(seed->npartitions + 1, sizeof *seed->cost);
+	size_t total = 0;
+	for (size_t p = 0; p < json_array_size(parts); p++)
+		total += json_array_size(json_object_get(json_array_get(parts, p), "owned"));
+	struct seed_entry *e = xmalloc((total + 1) * sizeof *e);
+	int n = 0;
+	for (size_t p = 0; p < json_array_size(parts); p++) {
+		json_t *o = json_array_get(parts, p);
+		json_t *ms = json_object_get(o, "measured_seconds");
+		seed->measured[p] = json_is_number(ms) ? json_number_value(ms) : -1;
+		seed->cost[p] = (long)json_integer_value(json_object_get(o, "cost"));
+		json_t *owned = json_object_get(o, "owned");
+		for (size_t k = 0; k < json_array_size(owned); k++) {
+			const char *nm = json_string_value(json_array_get(owned, k));
+			if (nm)
+				e[n++] = (struct seed_entry){xstrdup(nm), (int)p};
+		}
+	}
+	json_decref(root);
+	qsort(e, n, sizeof *e, cmp_entry);
+	seed->names = xmalloc((n + 1) * sizeof *seed->names);
+	seed->parts = xmalloc((n + 1) * sizeof *seed->parts);
+	for (int i = 0; i < n; i++) {
+		seed->names[i] = e[i].name;
+		seed->parts[i] = e[i].part;
+	}
+	seed->n = n;
+	free(e);
+	return 0;
+}
+
+static int seed_find(const struct plan_seed *s, const char *name)
+{
+	int lo = 0, hi = s->n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		int c = strcmp(s->names[mid], name);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+int plan_seed_lookup(void *ctx, const char *name)
+{
+	struct plan_seed *s = ctx;
+	int i = seed_find(s, name);
+	return i < 0 ? -1 : s->parts[i];
+}
+
+double plan_seed_scale(void *ctx, const char *name)
+{
+	struct plan_seed *s = ctx;
+	int i = seed_find(s, name);
+	if (i < 0 || !s->measured)
+		return 1.0;
+	/* Seconds per cost unit of this symbol's old partition, relative to the
+	 * module-wide average: > 1 where the estimate was too low. */
+	double sec = 0, cost = 0;
+	for (int p = 0; p < s->npartitions; p++)
+		if (s->measured[p] > 0 && s->cost[p] > 0) {
+			sec += s->measured[p];
+			cost += s->cost[p];
+		}
+	int p = s->parts[i];
+	if (sec <= 0 || s->measured[p] <= 0 || s->cost[p] <= 0)
+		return 1.0;
+	double r = (s->measured[p] / s->cost[p]) / (sec / cost);
+	return r < 0.25 ? 0.25 : r > 4 ? 4 : r;
+}
+
+void plan_seed_free(struct plan_seed *s)
+{
+	for (int i = 0; i < s->n; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->parts);
+	free(s->measured);
+	free(s->cost);
+	free(s->input_hash);
+	free(s->options_hash);
+	memset(s, 0, sizeof *s);
+}

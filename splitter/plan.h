@@ -1,0 +1,45 @@
+/* plan.h: the plan file (plan.json, format in docs/architecture.md) and the
+ * seed read back from an earlier plan. JSON goes through jansson. */
+#ifndef MTPC_PLAN_H
+#define MTPC_PLAN_H
+
+#include "analyze.h"
+#include "emit.h"
+#include "partition.h"
+
+struct plan_meta {
+	const char *input_hash;
+	const char *options_hash;
+	const char *options_text;
+	double split_seconds;
+};
+
+/* Serialize the plan (deterministic: no times unless meta->split_seconds >= 0
+ * is wanted; times go in "stats" only when record_time is set). Heap string. */
+char *plan_to_json(const struct module_info *mi, const struct split_plan *plan, const struct plan_meta *meta);
+
+/* Symbols to make local again after the merge, one per line. Heap string. */
+char *plan_localize_list(const struct module_info *mi, const struct split_plan *plan);
+
+/* A previous plan as a seed: symbol name -> partition, for names it owned. */
+struct plan_seed {
+	char **names;
+	int *parts;
+	int n;
+	int npartitions;
+	char *input_hash, *options_hash;
+	double *measured; /* per partition measured seconds (or -1), may be NULL */
+	long *cost;       /* per partition estimated cost */
+};
+
+/* Parse plan JSON text into a seed. Returns 0, or -1 with *error (heap) if the
+ * text is not a valid plan. */
+int plan_seed_parse(const char *json, struct plan_seed *seed, char **error);
+/* The seed's partition for name, or -1. Matches partition_opts.seed. */
+int plan_seed_lookup(void *seed, const char *name);
+/* Cost scale from measured times (measured/estimated of the symbol's old
+ * partition, normalized); 1.0 when unknown. Matches partition_opts.scale. */
+double plan_seed_scale(void *seed, const char *name);
+void plan_seed_free(struct plan_seed *seed);
+
+#endif
