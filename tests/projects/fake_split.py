@@ -55,8 +55,8 @@ def main(argv):
         write_if_changed(out / "p0.bc", imported.read_bytes())
         for k in range(1, n):
             src = pathlib.Path(tmp) / f"f{k}.c"  # compiled by relative name: deterministic
-            src.write_text(f"static int mtpc_filler_{k}(void) {{ return {k}; }}\n"
-                           f"int (*mtpc_filler_ptr_{k}(void))(void) {{ return mtpc_filler_{k}; }}\n")
+            # Defines nothing global: it must not collide across modules.
+            src.write_text(f"static int mtpc_filler_{k}(void) {{ return {k}; }}\n")
             bc = pathlib.Path(tmp) / f"f{k}.bc"
             subprocess.run([CLANG, "-c", "-emit-llvm", "-O0", src.name, "-o", bc.name],
                            check=True, cwd=tmp)

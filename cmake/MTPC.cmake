@@ -1,0 +1,201 @@
+# Distributed with MTPC (multi-threaded partitioned compilation of ThinLTO
+# backends). See docs/build-integration.md.
+
+#[=======================================================================[.rst:
+MTPC
+----
+
+Build the ThinLTO backends of large modules in parallel, per call-graph
+partition, inside the link of a target.
+
+Load it with ``find_package(MTPC)`` (package config installed in
+``<prefix>/share/mtpc/cmake``, or generated in MTPC's build tree at
+``<build>/cmake``) or ``include(MTPC)`` with that directory on
+``CMAKE_MODULE_PATH``.
+
+Commands
+^^^^^^^^
+
+.. command:: mtpc_enable
+
+  ::
+
+    mtpc_enable(<target> [PARTITIONS <n>] [THRESHOLD <bytes>])
+
+  Compiles ``<target>`` with ``-flto=thin`` and, for executables and shared
+  or module libraries, links it with ``-flto=thin -fuse-ld=lld`` through
+  ``mtpc-link`` (set as ``C_LINKER_LAUNCHER`` and ``CXX_LINKER_LAUNCHER``),
+  in the Ninja job pool ``mtpc_link`` of depth 1 (``JOB_POOL_LINK``) so that
+  nested inner builds do not oversubscribe the machine. For a static library
+  only the ``-flto=thin`` compile flag is added, so that an enabled target
+  linking it gets its members as ThinLTO modules.
+
+  ``PARTITIONS`` and ``THRESHOLD`` override ``MTPC_MAX_PARTITIONS`` and
+  ``MTPC_SPLIT_THRESHOLD`` for this target (0 or absent: the cache variable).
+
+  Requires the Ninja (or Ninja Multi-Config) generator, Clang for every
+  enabled C/C++ language and lld. When one is missing, one warning is
+  printed for the whole project and the target builds exactly as it would
+  without ``mtpc_enable()``. Targets that are not enabled are never touched
+  (no global flags).
+
+Cache variables
+^^^^^^^^^^^^^^^
+
+``MTPC_SPLIT_THRESHOLD``
+  Bitcode bytes above which a module is split (default 1048576; 0 splits
+  every module).
+``MTPC_MAX_PARTITIONS``
+  Maximum partitions (Ninja slots) per split module (default: number of
+  logical cores; 1 disables splitting).
+``MTPC_JOBS``
+  Parallelism of each link's inner build (default 0: number of cores).
+``MTPC_CACHE``
+  Path of the SQLite plan cache (default empty: ``$MTPC_CACHE`` from the
+  environment, else ``~/.cache/mtpc/plans.sqlite``).
+``MTPC_LAUNCHER``
+  Command prefix (a ;-list) for backend and partition compiles, e.g. for
+  remote execution (default empty).
+
+Variables that locate the tools (normally found automatically, relative to
+this file: ``<prefix>/bin`` in an installed tree):
+``MTPC_LINK_EXECUTABLE``, ``MTPC_SPLIT_EXECUTABLE``,
+``MTPC_CACHE_EXECUTABLE``, ``MTPC_LLD_EXECUTABLE`` (``ld.lld`` next to the
+compiler by default).
+#]=======================================================================]
+
+include_guard(GLOBAL)
+
+set(_MTPC_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+
+cmake_host_system_information(RESULT _mtpc_cores QUERY NUMBER_OF_LOGICAL_CORES)
+if(NOT _mtpc_cores OR _mtpc_cores LESS 1)
+  set(_mtpc_cores 1)
+endif()
+set(MTPC_SPLIT_THRESHOLD 1048576 CACHE STRING
+  "MTPC: bitcode bytes above which a ThinLTO module is split (0 splits every module)")
+set(MTPC_MAX_PARTITIONS ${_mtpc_cores} CACHE STRING
+  "MTPC: maximum partitions per split module (default: number of cores)")
+set(MTPC_JOBS 0 CACHE STRING "MTPC: parallelism of the inner build of a link (0: number of cores)")
+set(MTPC_CACHE "" CACHE FILEPATH "MTPC: plan cache database (empty: $MTPC_CACHE or ~/.cache/mtpc)")
+set(MTPC_LAUNCHER "" CACHE STRING "MTPC: command prefix for backend and partition compiles")
+
+# Where the tools are: the build-tree package config sets the variables
+# before including this file; otherwise next to this file in an installed
+# tree (<prefix>/share/mtpc/cmake -> <prefix>/bin), or a build directory
+# named "build" in a source checkout, or PATH.
+function(_mtpc_find_tool var name subdir)
+  if(${var})
+    return()
+  endif()
+  find_program(${var} NAMES ${name}
+    HINTS "${_MTPC_MODULE_DIR}/../../../bin" "${_MTPC_MODULE_DIR}/../build/${subdir}"
+    DOC "MTPC: path of ${name}")
+endfunction()
+_mtpc_find_tool(MTPC_LINK_EXECUTABLE mtpc-link ninja-gen)
+_mtpc_find_tool(MTPC_SPLIT_EXECUTABLE mtpc-split splitter)
+_mtpc_find_tool(MTPC_CACHE_EXECUTABLE mtpc-cache cache)
+
+# The reason MTPC cannot be used in this project, or "" (computed once).
+function(_mtpc_check out)
+  set(why "")
+  if(NOT CMAKE_GENERATOR MATCHES "^Ninja")
+    set(why "MTPC needs the Ninja generator (this build uses \"${CMAKE_GENERATOR}\")")
+  endif()
+  get_property(langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+  set(compiler "")
+  foreach(lang IN ITEMS C CXX)
+    if(lang IN_LIST langs AND NOT why)
+      if(NOT CMAKE_${lang}_COMPILER_ID STREQUAL "Clang")
+        set(why "MTPC needs Clang (the ${lang} compiler is ${CMAKE_${lang}_COMPILER_ID} ${CMAKE_${lang}_COMPILER})")
+      elseif(NOT compiler)
+        set(compiler "${CMAKE_${lang}_COMPILER}")
+      endif()
+    endif()
+  endforeach()
+  if(NOT why AND NOT compiler)
+    set(why "MTPC needs a C or C++ project")
+  endif()
+  if(NOT why)
+    get_filename_component(real "${compiler}" REALPATH)
+    get_filename_component(bindir "${real}" DIRECTORY)
+    set(_MTPC_LLVM_BIN "${bindir}" CACHE INTERNAL "")
+    string(REGEX MATCH "^[0-9]+" major "${CMAKE_C_COMPILER_VERSION}${CMAKE_CXX_COMPILER_VERSION}")
+    find_program(MTPC_LLD_EXECUTABLE NAMES ld.lld ld.lld-${major} HINTS "${bindir}"
+      DOC "MTPC: ld.lld used by -fuse-ld=lld and the partition merge")
+    if(NOT MTPC_LLD_EXECUTABLE OR NOT EXISTS "${MTPC_LLD_EXECUTABLE}")
+      set(why "MTPC needs lld (ld.lld not found next to ${real}; set MTPC_LLD_EXECUTABLE)")
+    endif()
+  endif()
+  if(NOT why AND (NOT MTPC_LINK_EXECUTABLE OR NOT EXISTS "${MTPC_LINK_EXECUTABLE}"))
+    set(why "mtpc-link not found (set MTPC_LINK_EXECUTABLE)")
+  endif()
+  set(${out} "${why}" PARENT_SCOPE)
+endfunction()
+
+function(mtpc_enable target)
+  cmake_parse_arguments(PARSE_ARGV 1 _MTPC "" "PARTITIONS;THRESHOLD" "")
+  if(_MTPC_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "mtpc_enable(${target}): unknown arguments: ${_MTPC_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "mtpc_enable(${target}): no such target")
+  endif()
+  get_target_property(type ${target} TYPE)
+  if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY|STATIC_LIBRARY)$")
+    message(FATAL_ERROR "mtpc_enable(${target}): ${type} targets cannot be enabled")
+  endif()
+
+  get_property(checked GLOBAL PROPERTY _MTPC_CHECKED)
+  if(NOT checked)
+    _mtpc_check(why)
+    set_property(GLOBAL PROPERTY _MTPC_CHECKED 1)
+    set_property(GLOBAL PROPERTY _MTPC_UNUSABLE "${why}")
+    if(why)
+      # One message for the whole project; the targets build as before.
+      message(WARNING "${why}: mtpc_enable() does nothing in this build, targets build as usual.")
+    endif()
+  endif()
+  get_property(why GLOBAL PROPERTY _MTPC_UNUSABLE)
+  if(why)
+    return()
+  endif()
+
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-flto=thin>)
+  if(type STREQUAL "STATIC_LIBRARY")
+    return()
+  endif()
+  target_link_options(${target} PRIVATE -flto=thin -fuse-ld=lld)
+
+  set(parts ${MTPC_MAX_PARTITIONS})
+  if(_MTPC_PARTITIONS)
+    set(parts ${_MTPC_PARTITIONS})
+  endif()
+  set(threshold ${MTPC_SPLIT_THRESHOLD})
+  if(DEFINED _MTPC_THRESHOLD AND NOT _MTPC_THRESHOLD STREQUAL "")
+    set(threshold ${_MTPC_THRESHOLD})
+  endif()
+  set(launcher "${MTPC_LINK_EXECUTABLE}" --threshold ${threshold} --partitions ${parts}
+    --jobs ${MTPC_JOBS} --llvm-bin "${_MTPC_LLVM_BIN}")
+  if(MTPC_SPLIT_EXECUTABLE)
+    list(APPEND launcher --split-tool "${MTPC_SPLIT_EXECUTABLE}")
+  endif()
+  if(CMAKE_MAKE_PROGRAM)
+    list(APPEND launcher --ninja "${CMAKE_MAKE_PROGRAM}")
+  endif()
+  if(MTPC_CACHE)
+    list(APPEND launcher --cache "${MTPC_CACHE}")
+  endif()
+  foreach(word IN LISTS MTPC_LAUNCHER)
+    list(APPEND launcher --launcher "${word}")
+  endforeach()
+  list(APPEND launcher --)
+  set_target_properties(${target} PROPERTIES
+    C_LINKER_LAUNCHER "${launcher}"
+    CXX_LINKER_LAUNCHER "${launcher}"
+    JOB_POOL_LINK mtpc_link)
+  get_property(pools GLOBAL PROPERTY JOB_POOLS)
+  if(NOT "mtpc_link=1" IN_LIST pools)
+    set_property(GLOBAL APPEND PROPERTY JOB_POOLS mtpc_link=1)
+  endif()
+endfunction()
