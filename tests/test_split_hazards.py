@@ -59,6 +59,9 @@ def test_split_matrix(builder, fx, n):
                      for p in sl.check_symbols(ref["objs"][i], out, bc, localize)]
         lost = sl.retained_sections(ref["objs"][i]) - sl.retained_sections(out)
         problems += [f"module {i}: section {s} lost SHF_GNU_RETAIN" for s in sorted(lost)]
+        worse_tls = sl.tls_relocations(out) - sl.tls_relocations(ref["objs"][i])
+        problems += [f"module {i}: TLS access degraded: new {r} relocations"
+                     for r in sorted(worse_tls)]
         if i == 0 and fx.keep:
             have = set(sl.nm(out, "--defined-only"))
             problems += [f"{k} no longer defined" for k in fx.keep if k not in have]
