@@ -365,3 +365,17 @@ def stress_module(seed, out_bc, funcs=6, size=300):
     run([llvm_tool("opt"), "-passes=internalize",
          f"-internalize-public-api-list={','.join(public)}", work / "linked.bc", "-o", out_bc])
     return out_bc
+
+
+def stress_check(seed, workdir, ns=(3, 8), funcs=6, size=300):
+    """Build the stress module for `seed` in workdir, split it for each N, verify, compile,
+    merge and compare symbols. Raises AssertionError on the first problem."""
+    workdir = pathlib.Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    bc = stress_module(seed, workdir / "m.bc", funcs=funcs, size=size)
+    unsplit = compile_ir(bc, workdir / "unsplit.o")
+    for n in ns:
+        merged, _, _, localize = split_and_merge(bc, workdir / f"N{n}", n)
+        problems = check_symbols(unsplit, merged, bc, localize)
+        assert not problems, f"seed {seed} N={n}: " + "\n".join(problems)
+    return bc
