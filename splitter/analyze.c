@@ -330,6 +330,75 @@ static void union_sccs(struct module_info *mi, int *uf)
 	free(cs_edge);
 }
 
+/* A local function used only by direct calls from one unit is folded into
+ * that unit: the inliner treats the last call to a static function as free,
+ * so the unsplit build compiles it inside its caller anyway, and keeping them
+ * apart would force a promotion that defeats exactly that inlining. Only
+ * small helpers (<= limit instructions) into units up to 1/16 of the
+ * module: for a big one the call costs nothing
+ * next to its body, and folding it would make units too big to balance. Repeated
+ * until nothing changes, so chains of helpers follow their root caller. */
+static void join_single_caller_locals(struct module_info *mi, int *uf, long limit)
+{
+	struct sym *S = mi->syms;
+	int n = mi->nsyms;
+	int *caller = xmalloc(n * sizeof *caller);   /* root of the single caller unit, -1 none, -2 many */
+	char *noncall = xcalloc(n, 1);               /* referenced other than by a direct call */
+	for (int i = 0; i < n; i++)
+		for (int k = 0, c = 0; k < S[i].nrefs; k++) {
+			int t = S[i].refs[k];
+			while (c < S[i].ncalls && S[i].calls[c] < t)
+				c++;
+			if (!(c < S[i].ncalls && S[i].calls[c] == t))
+				noncall[t] = 1;
+		}
+	/* Folding stops where a unit would exceed 1/16 of the module, so the
+	 * module still balances over 16 partitions. */
+	long *ucost = xcalloc(n, sizeof *ucost), total = 0;
+	for (int i = 0; i < n; i++)
+		if (S[i].role == ROLE_OWNED && S[i].kind == SYM_FUNC) {
+			ucost[uf_find(uf, i)] += S[i].cost;
+			total += S[i].cost;
+		}
+	long unit_cap = total / 16;
+	for (int round = 0; round < 8; round++) {
+		for (int i = 0; i < n; i++)
+			caller[i] = -1;
+		for (int i = 0; i < n; i++) {
+			if (S[i].role != ROLE_OWNED && S[i].role != ROLE_DUP)
+				continue;
+			int from = S[i].role == ROLE_OWNED ? uf_find(uf, i) : -2;
+			for (int k = 0; k < S[i].ncalls; k++) {
+				int t = S[i].calls[k];
+				if (caller[t] == -1)
+					caller[t] = from;
+				else if (caller[t] != from)
+					caller[t] = -2;
+			}
+		}
+		int changed = 0;
+		for (int i = 0; i < n; i++) {
+			const struct sym *s = &S[i];
+			if (s->role != ROLE_OWNED || s->kind != SYM_FUNC || !(s->flags & SF_LOCAL) || noncall[i] ||
+			    s->cost > limit || (s->flags & (SF_USED | SF_CTOR | SF_ALIASEE | SF_IN_ASM)) || caller[i] < 0 ||
+			    uf_find(uf, i) == uf_find(uf, caller[i]))
+				continue;
+			int a = uf_find(uf, i), b = uf_find(uf, caller[i]);
+			if (ucost[a] + ucost[b] > unit_cap)
+				continue;
+			long sum = ucost[a] + ucost[b];
+			uf_union(uf, i, caller[i]);
+			ucost[uf_find(uf, i)] = sum;
+			changed = 1;
+		}
+		if (!changed)
+			break;
+	}
+	free(caller);
+	free(noncall);
+	free(ucost);
+}
+
 static int is_c_ident(const char *s)
 {
 	if (!*s || (*s >= '0' && *s <= '9'))
@@ -388,7 +457,7 @@ static void decide_roles(struct module_info *mi, int ncomdats, const struct anal
 			S[i].role = ROLE_OWNED;
 }
 
-static void build_units(struct module_info *mi, int ncomdats, struct walker *w)
+static void build_units(struct module_info *mi, int ncomdats, struct walker *w, const struct analyze_opts *opt)
 {
 	struct sym *S = mi->syms;
 	int n = mi->nsyms;
@@ -444,6 +513,7 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w)
 			uf_union(uf, f, u);
 	}
 	union_sccs(mi, uf);
+	join_single_caller_locals(mi, uf, opt->join_limit);
 	free(comdat_first);
 
 	/* Number the units by their smallest symbol index. */
@@ -632,7 +702,7 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	flag_special_array(&w, "llvm.compiler.used", SF_USED, 0);
 	flag_asm_symbols(mi);
 	decide_roles(mi, ncomdats, opt);
-	build_units(mi, ncomdats, &w);
+	build_units(mi, ncomdats, &w, opt);
 
 	free(vals);
 	ptrmap_free(&w.index);

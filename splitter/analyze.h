@@ -82,7 +82,8 @@ int sym_enumerate(LLVMModuleRef m, LLVMValueRef **vals);
 
 /* Options of the analysis that change the result (part of the plan key). */
 struct analyze_opts {
-	long dup_limit; /* largest linkonce_odr comdat (instructions) duplicated per partition */
+	long dup_limit;  /* largest linkonce_odr comdat (instructions) duplicated per partition */
+	long join_limit; /* largest single-caller local function folded into its caller's unit */
 };
 
 /* The global value under constant casts (aliasees, llvm.used and ctor

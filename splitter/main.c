@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #define VERSION "0.1.0"
+/* Bumped whenever the partitioning changes, so earlier plans are not reused. */
+#define ALGORITHM 3
 
 static void usage(FILE *f)
 {
@@ -50,6 +52,8 @@ static void usage(FILE *f)
 		"                            (default 0.10)\n"
 		"      --dup-limit I         largest linkonce_odr comdat, in instructions, that\n"
 		"                            every partition using it carries (default 200)\n"
+		"      --join-limit I        largest static function, in instructions, kept with\n"
+		"                            its only caller (default 300)\n"
 		"      --balance-slack F     allowed overshoot of the ideal partition cost\n"
 		"                            (default 0.02)\n"
 		"      --seed-plan FILE      keep functions where this earlier plan put them\n"
@@ -68,7 +72,7 @@ static void usage(FILE *f)
 struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan;
 	int partitions, jobs, verify, pic, use_seed, stats;
-	long min_cost, copy_limit, dup_limit;
+	long min_cost, copy_limit, dup_limit, join_limit;
 	double copy_budget, slack;
 };
 
@@ -101,7 +105,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_SEED_PLAN, O_NO_SEED, O_NO_VERIFY, O_STATS, O_VERSION };
+	       O_SLACK, O_JOIN_LIMIT, O_SEED_PLAN, O_NO_SEED, O_NO_VERIFY, O_STATS, O_VERSION };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -115,6 +119,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"copy-budget", required_argument, 0, O_COPY_BUDGET},
 		{"dup-limit", required_argument, 0, O_DUP_LIMIT},
 		{"balance-slack", required_argument, 0, O_SLACK},
+		{"join-limit", required_argument, 0, O_JOIN_LIMIT},
 		{"seed-plan", required_argument, 0, O_SEED_PLAN},
 		{"no-seed", no_argument, 0, O_NO_SEED},
 		{"no-verify", no_argument, 0, O_NO_VERIFY},
@@ -123,7 +128,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{0, 0, 0, 0},
 	};
 	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
-			      .copy_limit = 60, .dup_limit = 200, .copy_budget = 0.10, .slack = 0.02};
+			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .copy_budget = 0.10, .slack = 0.02};
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:n:j:h", longopts, NULL)) != -1) {
@@ -144,6 +149,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_COPY_BUDGET: o->copy_budget = parse_double("--copy-budget", optarg, 0, 10); break;
 		case O_DUP_LIMIT: o->dup_limit = parse_long("--dup-limit", optarg, 0, 1L << 30); break;
 		case O_SLACK: o->slack = parse_double("--balance-slack", optarg, 0, 10); break;
+		case O_JOIN_LIMIT: o->join_limit = parse_long("--join-limit", optarg, 0, 1L << 30); break;
 		case O_SEED_PLAN: o->seed_plan = optarg; break;
 		case O_NO_SEED: o->use_seed = 0; break;
 		case O_NO_VERIFY: o->verify = 0; break;
@@ -298,9 +304,9 @@ int main(int argc, char **argv)
 
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
-	char *options_text = xasprintf("partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g dup-limit=%ld "
-				       "balance-slack=%g",
-				       o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.dup_limit, o.slack);
+	char *options_text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g dup-limit=%ld "
+				       "balance-slack=%g join-limit=%ld",
+				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.dup_limit, o.slack, o.join_limit);
 	mtpc_hash_hex(options_text, strlen(options_text), options_hash);
 
 	int rc = 0;
@@ -321,7 +327,7 @@ int main(int argc, char **argv)
 	}
 
 	struct module_info mi;
-	struct analyze_opts aopt = {o.dup_limit};
+	struct analyze_opts aopt = {o.dup_limit, o.join_limit};
 	analyze_module(m, &aopt, &mi);
 	struct partition_opts popt = {o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.slack,
 				      have_seed ? plan_seed_lookup : NULL, have_seed ? &seed : NULL,

@@ -67,9 +67,20 @@ static void assign_units(struct ctx *c, long *ucost)
 			biggest = ucost[u];
 	}
 	P->largest_unit = biggest;
-	long cap = (long)((double)total / n * (1.0 + c->opt->balance_slack)) + 1;
-	if (cap < biggest)
-		cap = biggest;
+	/* Water-filling: units bigger than the fair share get a partition of
+	 * their own; the rest share the remaining partitions evenly. */
+	long rest = total;
+	int nrest = n;
+	struct order *big = xmalloc((mi->nunits + 1) * sizeof *big);
+	for (int u = 0; u < mi->nunits; u++)
+		big[u] = (struct order){ucost[u], u};
+	qsort(big, mi->nunits, sizeof *big, cmp_order);
+	for (int k = 0; k < mi->nunits && nrest > 1 && big[k].cost > rest / nrest; k++) {
+		rest -= big[k].cost;
+		nrest--;
+	}
+	free(big);
+	long cap = (long)((double)rest / nrest * (1.0 + c->opt->balance_slack)) + 1;
 	long *load = P->cost;
 	if (c->opt->seed) {
 		long *votes = xcalloc(n, sizeof *votes);
@@ -226,6 +237,19 @@ static void add_copies(struct ctx *c, int p)
 	struct split_plan *P = c->plan;
 	unsigned char *m = P->member[p];
 	long budget = (long)(P->cost[p] * c->opt->copy_budget);
+	/* Constants defined elsewhere: an available_externally copy with the
+	 * initializer lets loads from tables fold as in the unsplit module; it
+	 * costs no code generation. */
+	for (int i = 0; i < mi->nsyms; i++) {
+		const struct sym *T = &mi->syms[i];
+		if (m[i] == M_DECL && T->role == ROLE_OWNED && T->kind == SYM_VAR && (T->flags & SF_CONST) &&
+		    !LLVMIsThreadLocal(T->v) && !(T->flags & (SF_INTERPOSABLE | SF_IN_ASM | SF_BLOCKADDR)) &&
+		    (!(T->flags & SF_LOCAL) || P->new_name[i]) && locals_reachable(c, i, p)) {
+			m[i] = M_COPY;
+			push(c, i);
+		}
+	}
+	close_over_refs(c, p);
 	int *level = xmalloc((mi->nsyms + 1) * sizeof *level), nl = 0;
 	for (int i = 0; i < mi->nsyms; i++)
 		if (m[i] == M_OWN && mi->syms[i].kind == SYM_FUNC)
