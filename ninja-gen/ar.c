@@ -155,6 +155,10 @@ int ar_extract(const char *archive, const char *destdir, struct strv *members, i
 		free(name);
 		pos += AR_HDR + stored + (stored & 1);
 	}
+	if (ret == 0 && pos < len && strspn(data + pos, "\n") < len - pos) {
+		mtpc_error("%s: truncated archive", archive);
+		ret = -1;
+	}
 	free(dir);
 	free(data);
 	return ret;

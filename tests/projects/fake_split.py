@@ -56,7 +56,10 @@ def main(argv):
         for k in range(1, n):
             src = pathlib.Path(tmp) / f"f{k}.c"  # compiled by relative name: deterministic
             # Defines nothing global: it must not collide across modules.
-            src.write_text(f"static int mtpc_filler_{k}(void) {{ return {k}; }}\n")
+            # A local symbol only (must not collide across modules), kept so
+            # tests can see which partitions a merged object holds.
+            src.write_text(f"__attribute__((used)) static int mtpc_filler_{k}(void) "
+                           f"{{ return {k}; }}\n")
             bc = pathlib.Path(tmp) / f"f{k}.bc"
             subprocess.run([CLANG, "-c", "-emit-llvm", "-O0", src.name, "-o", bc.name],
                            check=True, cwd=tmp)

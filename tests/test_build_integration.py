@@ -1,0 +1,272 @@
+"""Build integration (issue #3): mtpc-link + the inner Ninja graph + MTPC.cmake,
+exercised through the sample CMake projects in tests/projects/.
+
+The sample builds use the real mtpc-split when it is built (override with
+MTPC_TEST_SPLITTER=fake|real); the incremental tests always use the stand-in
+tests/projects/fake_split.py, whose partition count they control."""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BUILD, ROOT, llvm_tool, run
+
+PROJECTS = ROOT / "tests" / "projects"
+FAKE_SPLIT = PROJECTS / "fake_split.py"
+CLANG = "/usr/bin/clang-19"
+CLANGXX = "/usr/bin/clang++-19"
+
+
+def mtpc_config_dir():
+    cfg = BUILD / "cmake" / "MTPCConfig.cmake"
+    if not cfg.exists() or not (BUILD / "ninja-gen" / "mtpc-link").exists():
+        pytest.fail(f"MTPC not built in {BUILD} (run scripts/build.sh)")
+    return cfg.parent
+
+
+def splitter(kind=None):
+    kind = kind or os.environ.get("MTPC_TEST_SPLITTER")
+    real = BUILD / "splitter" / "mtpc-split"
+    if kind == "real" or (kind is None and real.exists()):
+        return real
+    return FAKE_SPLIT
+
+
+def configure(src, build, mtpc=True, generator="Ninja", extra=(), split=None, check=True):
+    cmd = ["cmake", "-S", src, "-B", build, "-G", generator,
+           f"-DCMAKE_C_COMPILER={CLANG}", f"-DCMAKE_CXX_COMPILER={CLANGXX}",
+           f"-DCMAKE_AR={llvm_tool('llvm-ar')}", "-DCMAKE_BUILD_TYPE=Release",
+           f"-DSAMPLE_MTPC={'ON' if mtpc else 'OFF'}"]
+    if mtpc:
+        cmd += [f"-DMTPC_DIR={mtpc_config_dir()}", "-DMTPC_SPLIT_THRESHOLD=0",
+                "-DMTPC_MAX_PARTITIONS=4", "-DMTPC_JOBS=2",
+                f"-DMTPC_CACHE={pathlib.Path(build) / 'plans.sqlite'}",
+                f"-DMTPC_SPLIT_EXECUTABLE={split or splitter()}"]
+    return run(cmd + list(extra), check=check)
+
+
+def build(build_dir, env=None, check=True):
+    return run(["cmake", "--build", build_dir], env=env, check=check)
+
+
+def exported(path):
+    out = run([llvm_tool("llvm-nm"), "--extern-only", "--defined-only", path]).stdout
+    return sorted(" ".join(l.split()[1:]) for l in out.splitlines() if l.strip())
+
+
+SAMPLES = {"c": ["app", "libshlib.so"], "cxx": ["app", "libshapes.so"]}
+
+
+@pytest.fixture(scope="module", params=sorted(SAMPLES))
+def sample(request, tmp_path_factory):
+    name = request.param
+    tmp = tmp_path_factory.mktemp(f"sample-{name}")
+    ref, mt = tmp / "thinlto", tmp / "mtpc"
+    configure(PROJECTS / name, ref, mtpc=False)
+    build(ref)
+    configure(PROJECTS / name, mt)
+    out = build(mt).stdout
+    return name, ref, mt, out
+
+
+def test_sample_same_output_and_exports(sample):
+    name, ref, mt, out = sample
+    assert re.search(r"mtpc-link: app: \d+ modules?, \d+ split \(", out), out
+    exe = "app"
+    assert run([mt / exe]).stdout == run([ref / exe]).stdout
+    for f in SAMPLES[name]:
+        assert exported(mt / f) == exported(ref / f), f
+    # Every module was split (threshold 0) into at most 4 partitions.
+    for n in (mt / "app.mtpc" / "mod").glob("*/split.n"):
+        assert 1 <= int(n.read_text()) <= 4, n
+
+
+def test_sample_noop_rebuild(sample):
+    _, _, mt, _ = sample
+    assert "no work to do" in run(["ninja", "-C", mt, "-n", "-d", "explain"]).stdout
+    r = run(["ninja", "-C", mt / "app.mtpc", "-n", "-d", "explain"])
+    assert "no work to do" in r.stdout, r.stdout + r.stderr
+
+
+# ---- incremental behaviour (fake splitter: controlled partition counts) ----
+
+def inner_log(inner):
+    """Outputs recorded in the inner .ninja_log, in order."""
+    lines = (inner / ".ninja_log").read_text().splitlines()[1:]
+    return [l.split("\t")[3] for l in lines if l.count("\t") >= 4]
+
+
+class Project:
+    def __init__(self, tmp):
+        self.src = tmp / "src"
+        shutil.copytree(PROJECTS / "c", self.src)
+        self.build = tmp / "build"
+        configure(self.src, self.build, split=FAKE_SPLIT)
+        self.inner = self.build / "app.mtpc"
+
+    def run_build(self, **env):
+        before = len(inner_log(self.inner)) if (self.inner / ".ninja_log").exists() else 0
+        r = build(self.build, env=dict(os.environ, **env))
+        return r.stdout + r.stderr, inner_log(self.inner)[before:]
+
+    def moddir(self, name):
+        (d,) = (self.inner / "mod").glob(name + "-*")
+        return d
+
+    def edit_big(self, old, new):
+        p = self.src / "big.c"
+        text = p.read_text()
+        assert old in text
+        p.write_text(text.replace(old, new, 1))
+
+    def output(self):
+        return run([self.build / "app"]).stdout
+
+
+@pytest.fixture
+def project(tmp_path):
+    p = Project(tmp_path)
+    p.run_build()
+    return p
+
+
+def test_noop_and_touch_stop_at_thinlink(project):
+    out, ran = project.run_build()
+    assert ran == [], ran
+    (project.src / "big.c").touch()
+    out, ran = project.run_build()
+    # The recompiled object is identical: only the thin link runs, its
+    # shards are unchanged (restat), nothing downstream reruns.
+    assert ran and all(r.startswith("index/") for r in ran), ran
+    out, ran = project.run_build()
+    assert ran == [], ran
+    assert "no work to do" in run(["ninja", "-C", project.build, "-n"]).stdout
+
+
+def test_edit_one_function_reruns_only_what_changed(project):
+    expected_before = project.output()
+    big, util = project.moddir("big.c.o"), project.moddir("0-util.c.o")
+    project.edit_big("s += (i * n) ^ (x + i);", "s += (i * n) ^ (x + 2 * i);")
+    out, ran = project.run_build()
+    rel = lambda d, f: f"{d.relative_to(project.inner)}/{f}"
+    assert rel(big, "split.dd") in ran
+    assert rel(big, "p0.o") in ran and rel(big, "native.o") in ran
+    # The filler partitions' bitcode is unchanged: their slots do not run.
+    for i in (1, 2, 3):
+        assert rel(big, f"p{i}.o") not in ran
+    assert rel(util, "split.dd") not in ran  # util imports nothing from big.c
+    assert str(project.build / "app") in ran
+    assert project.output() != expected_before
+
+
+def filler_symbols(obj):
+    out = run([llvm_tool("llvm-nm"), obj]).stdout
+    return sorted(int(m) for m in re.findall(r"mtpc_filler_(\d+)", out))
+
+
+def test_partition_count_shrinks_and_grows(project):
+    big = project.moddir("big.c.o")
+    assert filler_symbols(big / "native.o") == [1, 2, 3]
+    project.edit_big("% 1000 + n", "% 1001 + n")
+    out, ran = project.run_build(FAKE_SPLIT_N="2")
+    assert (big / "split.n").read_text().strip() == "2"
+    assert filler_symbols(big / "native.o") == [1]
+    assert not (big / "parts" / "p2.bc").exists()
+    assert "mtpc-link: app:" in out and "big.c.o: 2 partitions" in out
+    expected = project.output()
+    out, ran = project.run_build(FAKE_SPLIT_N="2")
+    assert ran == []
+    project.edit_big("% 1001 + n", "% 1002 + n")
+    project.run_build(FAKE_SPLIT_N="3")
+    assert filler_symbols(big / "native.o") == [1, 2]
+    project.edit_big("% 1002 + n", "% 1001 + n")
+    out, ran = project.run_build(FAKE_SPLIT_N="4")
+    assert filler_symbols(big / "native.o") == [1, 2, 3]
+    assert project.output() == expected
+
+
+def test_split_failure_falls_back_to_plain_backend(project):
+    # The output of the edited program when split, then the same edit again
+    # with a failing splitter must give the same program.
+    project.edit_big("% 1000 + n", "% 999 + n")
+    project.run_build()
+    expected = project.output()
+    project.edit_big("% 999 + n", "% 1000 + n")
+    project.run_build()
+    project.edit_big("% 1000 + n", "% 999 + n")
+    big = project.moddir("big.c.o")
+    out, ran = project.run_build(FAKE_SPLIT_FAIL="1")
+    assert re.search(r"warning: splitting \S*big\.c\.o failed .*compiling it unsplit", out), out
+    assert (big / "split.n").read_text().strip() == "0"
+    assert "big.c.o: unsplit (fallback)" in out
+    assert filler_symbols(big / "native.o") == []
+    assert project.output() == expected
+
+
+# ---- configuration problems: one clear message, the build still works ----
+
+def test_non_ninja_generator_warns_once_and_builds(tmp_path):
+    r = configure(PROJECTS / "c", tmp_path / "b", generator="Unix Makefiles")
+    assert r.stderr.count("MTPC needs the Ninja generator") == 1, r.stderr
+    build(tmp_path / "b")
+    assert "ctors 1 2" in run([tmp_path / "b" / "app"]).stdout
+    assert not (tmp_path / "b" / "app.mtpc").exists()
+
+
+def test_missing_lld_warns_once_and_builds(tmp_path):
+    r = configure(PROJECTS / "c", tmp_path / "b",
+                  extra=["-DMTPC_LLD_EXECUTABLE=/nonexistent/ld.lld"])
+    assert r.stderr.count("MTPC needs lld") == 1, r.stderr
+    build(tmp_path / "b")
+    assert "ctors 1 2" in run([tmp_path / "b" / "app"]).stdout
+    assert not (tmp_path / "b" / "app.mtpc").exists()
+
+
+def test_build_dir_with_spaces_and_dollar(tmp_path):
+    b = tmp_path / "my build $dir: x"
+    configure(PROJECTS / "c", b, split=FAKE_SPLIT)
+    out = build(b).stdout
+    assert "mtpc-link: app:" in out
+    assert "asm 42" in run([b / "app"]).stdout
+    assert "no work to do" in run(["ninja", "-C", b / "app.mtpc", "-n"]).stdout
+
+
+def test_install_and_find_package(tmp_path):
+    prefix = tmp_path / "prefix"
+    run(["cmake", "--install", BUILD, "--prefix", prefix])
+    for f in ("bin/mtpc-link", "share/mtpc/cmake/MTPC.cmake", "share/mtpc/cmake/MTPCConfig.cmake"):
+        assert (prefix / f).exists(), f
+    b = tmp_path / "b"
+    run(["cmake", "-S", PROJECTS / "c", "-B", b, "-G", "Ninja", f"-DCMAKE_C_COMPILER={CLANG}",
+         f"-DCMAKE_AR={llvm_tool('llvm-ar')}", f"-DCMAKE_PREFIX_PATH={prefix}",
+         "-DMTPC_SPLIT_THRESHOLD=0", "-DMTPC_MAX_PARTITIONS=2",
+         f"-DMTPC_CACHE={tmp_path / 'plans.sqlite'}", f"-DMTPC_SPLIT_EXECUTABLE={FAKE_SPLIT}"])
+    cache = (b / "CMakeCache.txt").read_text()
+    assert f"MTPC_LINK_EXECUTABLE:FILEPATH={prefix}/bin/mtpc-link" in cache
+    out = build(b).stdout
+    assert "mtpc-link: app:" in out
+    assert "big 17283" in run([b / "app"]).stdout
+
+
+# ---- step modes ----
+
+def test_backend_step_rejects_silent_backend_failures(tmp_path):
+    link = BUILD / "ninja-gen" / "mtpc-link"
+    out = tmp_path / "x.o"
+    r = run([link, "--backend-step", "--out", out, "--", "sh", "-c", f": > '{out}.tmp'"], check=False)
+    assert r.returncode != 0 and not out.exists()
+    r = run([link, "--backend-step", "--out", out, "--", "sh", "-c",
+             f"echo obj > '{out}.tmp'; echo 'Error running ThinLTO backend: x' >&2"], check=False)
+    assert r.returncode != 0 and not out.exists()
+    r = run([link, "--backend-step", "--out", out, "--", "sh", "-c", f"echo obj > '{out}.tmp'"])
+    assert out.read_text() == "obj\n"
+
+
+def test_help_documents_every_option():
+    r = run([BUILD / "ninja-gen" / "mtpc-link", "--help"])
+    for opt in ("--threshold", "--partitions", "--jobs", "--cache", "--launcher", "--min-cost",
+                "--split-tool", "--llvm-bin", "--ninja", "--dir", "--verbose"):
+        assert opt in r.stdout, opt

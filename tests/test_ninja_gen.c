@@ -1,0 +1,216 @@
+/* Unit tests for ninja-gen: Ninja/shell escaping, response-file tokenizing,
+ * link command classification, archive extraction, dyndep text and plan
+ * reading. argv[1]: a temporary directory. Prints "N passed, N failed". */
+#include "ar.h"
+#include "buf.h"
+#include "graph.h"
+#include "linkcmd.h"
+#include "ninja_write.h"
+#include "steps.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int passed, failed;
+#define CHECK(c)                                                                 \
+	do {                                                                     \
+		if (c)                                                           \
+			passed++;                                                \
+		else {                                                           \
+			failed++;                                                \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
+		}                                                                \
+	} while (0)
+
+static int path_is(const char *in, const char *want)
+{
+	struct buf b = {0};
+	int r = nw_path(&b, in);
+	int ok = r == 0 && !strcmp(b.s ? b.s : "", want);
+	if (!ok)
+		fprintf(stderr, "nw_path(%s) = %s\n", in, b.s ? b.s : "");
+	buf_free(&b);
+	return ok;
+}
+
+static int cmd_is(const char *in, const char *want)
+{
+	struct buf b = {0};
+	int r = nw_cmd_word(&b, in);
+	int ok = r == 0 && !strcmp(b.s ? b.s : "", want);
+	if (!ok)
+		fprintf(stderr, "nw_cmd_word(%s) = %s\n", in, b.s ? b.s : "");
+	buf_free(&b);
+	return ok;
+}
+
+static void test_escaping(void)
+{
+	CHECK(path_is("a/b.o", "a/b.o"));
+	CHECK(path_is("my dir/$x:y.o", "my$ dir/$$x$:y.o"));
+	struct buf b = {0};
+	CHECK(nw_path(&b, "a\nb") == -1);
+	CHECK(nw_cmd_word(&b, "a\nb") == -1);
+	buf_free(&b);
+	CHECK(cmd_is("-O2", "-O2"));
+	CHECK(cmd_is("/a b/c", "'/a b/c'"));
+	CHECK(cmd_is("$HOME", "'$$HOME'"));
+	CHECK(cmd_is("it's", "'it'\\''s'"));
+	CHECK(cmd_is("", "''"));
+	CHECK(cmd_is("-Wl,--thinlto-prefix-replace=/;/x/", "'-Wl,--thinlto-prefix-replace=/;/x/'"));
+	char *argv[] = {"cc", "a b", "$c", NULL};
+	CHECK(nw_cmd_words(&b, argv) == 0 && !strcmp(b.s, "cc 'a b' '$$c'"));
+	buf_free(&b);
+}
+
+static void test_tokenize(void)
+{
+	struct strv v = {0};
+	linkcmd_tokenize(&v, "a 'b c' \"d\\\"e\" f\\ g\n\t''  h");
+	CHECK(v.n == 6);
+	if (v.n == 6) {
+		CHECK(!strcmp(v.v[0], "a") && !strcmp(v.v[1], "b c") && !strcmp(v.v[2], "d\"e"));
+		CHECK(!strcmp(v.v[3], "f g") && !strcmp(v.v[4], "") && !strcmp(v.v[5], "h"));
+	}
+	strv_free(&v);
+	/* rsp_word output reads back as the same word. */
+	const char *words[] = {"plain", "sp ace", "q'uo\"te", "back\\slash", "", "$d:x"};
+	struct buf b = {0};
+	for (size_t i = 0; i < 6; i++)
+		linkcmd_rsp_word(&b, words[i]);
+	linkcmd_tokenize(&v, b.s);
+	CHECK(v.n == 6);
+	for (size_t i = 0; i < v.n && i < 6; i++)
+		CHECK(!strcmp(v.v[i], words[i]));
+	strv_free(&v);
+	buf_free(&b);
+}
+
+static char *put(const char *dir, const char *name, const void *data, size_t len)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	mtpc_write_file(p, data, len, 0);
+	return p;
+}
+
+/* One GNU ar member header + data (padded to even length). */
+static void ar_member(struct buf *b, const char *name, const char *data, size_t len)
+{
+	char h[61];
+	snprintf(h, sizeof h, "%-16s%-12s%-6s%-6s%-8s%-10zu`\n", name, "0", "0", "0", "644", len);
+	buf_addn(b, h, 60);
+	buf_addn(b, data, len);
+	if (len & 1)
+		buf_addc(b, '\n');
+}
+
+static void test_linkcmd_and_ar(const char *dir)
+{
+	static const char bc[] = "BC\xC0\xDE rest of bitcode";
+	char *m1 = put(dir, "m1.o", bc, sizeof bc - 1);
+	char *nat = put(dir, "native.o", "\x7f" "ELF....", 8);
+
+	/* An archive: symbol table, long-name table, a bitcode member with a
+	 * long name, a native member with a short one. */
+	struct buf a = {0};
+	buf_add(&a, "!<arch>\n");
+	ar_member(&a, "/", "\0\0\0\0", 4);
+	const char *longtab = "a_rather_long_member_name.o/\n";
+	ar_member(&a, "//", longtab, strlen(longtab));
+	ar_member(&a, "/0", bc, sizeof bc - 1);
+	ar_member(&a, "n.o/", "\x7f" "ELF", 4);
+	char *lib = put(dir, "libx.a", a.s, a.len);
+	buf_free(&a);
+
+	char *rsp_text = xasprintf("-O3 '%s' -Wl,--whole-archive %s -Wl,--no-whole-archive", nat, lib);
+	char *rsp = put(dir, "link.rsp", rsp_text, strlen(rsp_text));
+	char *at = xasprintf("@%s", rsp);
+	char *argv[] = {"clang-19", "-shared", m1, at, "-mllvm", "-foo", "--target=x86_64-linux-gnu",
+			"-fprofile-instr-use=p.prof", "-o", "out.so", "-L", "m1.o", NULL};
+	struct linkcmd lc;
+	CHECK(linkcmd_parse(&lc, 12, argv) == 0);
+	CHECK(lc.args.n == 16);
+	CHECK(lc.mode == MODE_SHARED);
+	CHECK(!strcmp(lc.opt, "3"));
+	CHECK(lc.kind[2] == IN_BITCODE);
+	CHECK(lc.kind[4] == IN_FILE);                      /* native.o from the rsp */
+	CHECK(lc.kind[6] == IN_ARCHIVE && lc.whole_archive[6]);
+	CHECK(lc.output >= 0 && !strcmp(linkcmd_output(&lc), "out.so"));
+	CHECK(lc.kind[lc.args.n - 1] == IN_NONE);          /* -L's value, not an input */
+	CHECK(lc.backend_flags.n == 4 && !strcmp(lc.backend_flags.v[1], "-foo"));
+	linkcmd_free(&lc);
+
+	char *argv2[] = {"clang", "-no-pie", "-Os", "-oapp", m1, "-Wl,-mllvm,-bar", NULL};
+	CHECK(linkcmd_parse(&lc, 6, argv2) == 0);
+	CHECK(lc.mode == MODE_STATIC && !strcmp(lc.opt, "2"));
+	CHECK(lc.output_joined && !strcmp(linkcmd_output(&lc), "app"));
+	CHECK(lc.backend_flags.n == 2 && !strcmp(lc.backend_flags.v[1], "-bar"));
+	linkcmd_free(&lc);
+
+	struct strv mem = {0};
+	int bitcode = 0;
+	char *dest = xasprintf("%s/extract", dir);
+	CHECK(ar_extract(lib, dest, &mem, &bitcode) == 0);
+	CHECK(bitcode == 1 && mem.n == 2);
+	if (mem.n == 2) {
+		CHECK(strstr(mem.v[0], "/0-a_rather_long_member_name.o") != NULL);
+		CHECK(strstr(mem.v[1], "/1-n.o") != NULL);
+		CHECK(linkcmd_file_kind(mem.v[0]) == IN_BITCODE);
+		CHECK(linkcmd_file_kind(mem.v[1]) == IN_FILE);
+	}
+	strv_free(&mem);
+	char *bad = put(dir, "bad.a", "!<arch>\nshort", 13);
+	CHECK(ar_extract(bad, dest, &mem, &bitcode) == -1);
+	strv_free(&mem);
+
+	char *k1 = graph_module_key("/x/y/m.o"), *k2 = graph_module_key("/x/z/m.o");
+	CHECK(!strncmp(k1, "m.o-", 4) && strlen(k1) == 12 && strcmp(k1, k2));
+	free(k1);
+	free(k2);
+
+	free(dest);
+	free(bad);
+	free(m1);
+	free(nat);
+	free(lib);
+	free(rsp_text);
+	free(rsp);
+	free(at);
+}
+
+static void test_dyndep_and_plan(void)
+{
+	struct buf b = {0};
+	steps_dyndep(&b, "mod/a b", 3, 2);
+	CHECK(!strcmp(b.s, "ninja_dyndep_version = 1\n"
+			   "build mod/a$ b/p0.o: dyndep | mod/a$ b/parts/p0.bc\n  restat = 1\n"
+			   "build mod/a$ b/p1.o: dyndep | mod/a$ b/parts/p1.bc\n  restat = 1\n"
+			   "build mod/a$ b/p2.o: dyndep\n  restat = 1\n"
+			   "build mod/a$ b/native.o: dyndep | mod/a$ b/p0.o mod/a$ b/p1.o "
+			   "mod/a$ b/parts/localize.txt\n  restat = 1\n"));
+	buf_free(&b);
+	steps_dyndep(&b, "m", 1, 0);
+	CHECK(strstr(b.s, "build m/native.o: dyndep | m/backend.o\n") != NULL);
+	CHECK(strstr(b.s, "build m/p0.o: dyndep\n") != NULL);
+	buf_free(&b);
+	CHECK(steps_plan_partitions("{\"version\":1,\"partitions\":[{},{},{}]}") == 3);
+	CHECK(steps_plan_partitions("{\"partitions\":{}}") == -1);
+	CHECK(steps_plan_partitions("not json") == -1);
+}
+
+int main(int argc, char **argv)
+{
+	const char *tmp = argc > 1 ? argv[1] : "/tmp";
+	char *dir = xasprintf("%s/ninja_gen_test_%d", tmp, (int)getpid());
+	mtpc_mkdir_p(dir);
+	test_escaping();
+	test_tokenize();
+	test_linkcmd_and_ar(dir);
+	test_dyndep_and_plan();
+	free(dir);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
