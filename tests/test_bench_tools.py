@@ -1,0 +1,68 @@
+"""bench/ helpers: measured runs, callgrind parsing, partition listing, report writer.
+Quick: no large compile."""
+import json
+import shutil
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import callgrind  # noqa: E402
+import lib  # noqa: E402
+import run as bench_run  # noqa: E402
+import split_bench  # noqa: E402
+
+
+def test_run_measured_counts_child_cpu():
+    m = lib.run_measured([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"])
+    assert m.returncode == 0 and m.cpu > 0.05 and m.wall >= m.cpu * 0.5
+    with pytest.raises(lib.BenchError, match="command failed"):
+        lib.run_measured([sys.executable, "-c", "import sys; sys.exit(3)"])
+
+
+def test_callgrind_parse():
+    err = "==12== Events    : Ir\n==12== Collected : 129391\n==12==\n"
+    assert callgrind.parse_collected(err) == 129391
+    assert callgrind.parse_collected("", "events: Ir\nsummary: 4242\n") == 4242
+    with pytest.raises(callgrind.CallgrindError):
+        callgrind.parse_collected("nothing", "")
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+def test_callgrind_counts_a_real_program():
+    n, out = callgrind.instructions(["/bin/echo", "hi"])
+    assert out == "hi\n" and n > 1000
+
+
+def test_partition_files_orders_both_naming_schemes(tmp_path):
+    for name in ("p10.bc", "p2.bc", "p0.bc", "plan.json", "localize.txt", "p1"):
+        (tmp_path / name).write_text("")
+    assert [p.name for p in split_bench.partition_files(tmp_path)] == [
+        "p0.bc", "p1", "p2.bc", "p10.bc"]
+
+
+def test_report_from_measured_json(tmp_path):
+    runs = [{"part_cpu": [1.0, 2.0], "partitions": 2}]
+    split = {"input": "/x/m.import.bc", "partitions": 2, "repeat": 1, "opt": "-O2",
+             "unsplit": {"backend_wall": 3.0, "backend_cpu": 2.9, "compile_wall": 2.9,
+                         "compile_cpu": 2.8},
+             "splitters": {"llvm-split": {"runs": runs, "summary": {
+                 "partitions": 2, "sum_cpu_over_unsplit": 1.07, "slowest_over_mean": 1.33,
+                 "split_over_backend": 0.04, "critical_path": 2.3,
+                 "predicted_speedup": 1.3}}}}
+    pred = {"build_dir": "/b/synth.mtpc", "edges": 3, "measured_makespan": 5.0,
+            "work": 8.0, "critical_path": 4.0, "critical_path_edges": ["a", "b"],
+            "predicted": {"4": {"makespan": 4.0, "speedup": 2.0}}}
+    (tmp_path / "s.json").write_text(json.dumps(split))
+    (tmp_path / "p.json").write_text(json.dumps(pred))
+    out = tmp_path / "rep"
+    assert bench_run.main(["report", "--out", str(out), "--split", str(tmp_path / "s.json"),
+                           "--predict", str(tmp_path / "p.json")]) == 0
+    md = (out / "report.md").read_text()
+    assert "| llvm-split | 2 | 1.070 | 1.330 | 0.040 | 2.30 s | 1.30x |" in md
+    assert "4.00 s (2.00x)" in md
+    if shutil.which("gnuplot"):
+        assert (out / "split1.png").stat().st_size > 0
+        assert (out / "predict.png").stat().st_size > 0
