@@ -226,7 +226,7 @@ def test_missing_lld_warns_once_and_builds(tmp_path):
 
 
 def test_build_dir_with_spaces_and_dollar(tmp_path):
-    b = tmp_path / "my build $dir: x"
+    b = tmp_path / "my build $dir"  # no ":": it would break the RPATH of any build
     configure(PROJECTS / "c", b, split=FAKE_SPLIT)
     out = build(b).stdout
     assert "mtpc-link: app:" in out
@@ -270,3 +270,27 @@ def test_help_documents_every_option():
     for opt in ("--threshold", "--partitions", "--jobs", "--cache", "--launcher", "--min-cost",
                 "--split-tool", "--llvm-bin", "--ninja", "--dir", "--verbose"):
         assert opt in r.stdout, opt
+
+
+def test_launcher_prefixes_partition_compiles(tmp_path):
+    log = tmp_path / "launched.log"
+    launcher = tmp_path / "launch.sh"
+    launcher.write_text(f"#!/bin/sh\necho \"$@\" >> '{log}'\nexec \"$@\"\n")
+    launcher.chmod(0o755)
+    b = tmp_path / "b"
+    configure(PROJECTS / "c", b, split=FAKE_SPLIT, extra=[f"-DMTPC_LAUNCHER={launcher}"])
+    build(b)
+    lines = log.read_text().splitlines()
+    assert any("-x ir" in l and "parts/p0.bc" in l for l in lines), lines
+    assert not any("fake_split" in l for l in lines)  # the split itself runs locally
+    assert "big 17283" in run([b / "app"]).stdout
+
+
+def test_debug_info_survives_the_split(tmp_path):
+    b = tmp_path / "b"
+    configure(PROJECTS / "c", b, extra=["-DCMAKE_BUILD_TYPE=RelWithDebInfo"])
+    build(b)
+    info = run([llvm_tool("llvm-dwarfdump"), "--debug-info", b / "app"]).stdout
+    assert re.search(r'DW_AT_name\s+\("[^"]*big\.c"\)', info)
+    assert re.search(r'DW_AT_name\s+\("big_entry"\)', info)
+    assert "big 17283" in run([b / "app"]).stdout
