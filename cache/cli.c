@@ -354,6 +354,9 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) {
 			cache_opt = argv[++i];
+		} else if (strcmp(argv[i], "--cache") == 0) {
+			mtpc_error("option '--cache' needs a value (see mtpc-cache --help)");
+			return 2;
 		} else if (strncmp(argv[i], "--cache=", 8) == 0) {
 			cache_opt = argv[i] + 8;
 		} else {
