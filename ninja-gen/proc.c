@@ -86,7 +86,11 @@ int proc_run(char *const *argv, const char *cwd, char *const *env, struct buf *e
 	ssize_t n = read(ex[0], &e, sizeof e);
 	close(ex[0]);
 	if (n == (ssize_t)sizeof e && e) {
-		mtpc_error("cannot run %s: %s", argv[0], strerror(e));
+		/* With a capture buffer the caller reports it (in one line). */
+		if (err)
+			buf_printf(err, "cannot run %s: %s\n", argv[0], strerror(e));
+		else
+			mtpc_error("cannot run %s: %s", argv[0], strerror(e));
 		return 127;
 	}
 	if (WIFEXITED(status))

@@ -8,7 +8,8 @@
  * environment entries env ("NAME=value", may be NULL). If err is non-NULL
  * the child's stderr is captured into it (the caller decides whether to show
  * it); otherwise it is inherited. Returns the exit status, 128+signal, or 127
- * when the program cannot be started (after an error message). */
+ * when the program cannot be started (the reason is then appended to err, or
+ * printed as an error message without err). */
 int proc_run(char *const *argv, const char *cwd, char *const *env, struct buf *err);
 
 /* Absolute path of this executable (from /proc/self/exe); heap string. */
