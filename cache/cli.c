@@ -226,7 +226,7 @@ static int is_hex(const char *s)
 	return 1;
 }
 
-long long cli_find_plan(mtpc_cache *c, const char *ident, int skip)
+long long cli_find_plan(mtpc_cache *c, const char *ident)
 {
 	/* Hash prefix first (a module path is rarely pure lowercase hex), then
 	 * the exact path, then a path suffix at a '/' boundary. */
@@ -241,7 +241,7 @@ long long cli_find_plan(mtpc_cache *c, const char *ident, int skip)
 	for (int q = 0; q < 3; q++) {
 		sqlite3_stmt *st = cache_prepare(c->db, queries[q]);
 		long long id = 0;
-		int n = 0, rc;
+		int rc;
 		char *first = NULL;
 		if (!st)
 			return cli_db_error(c, "cannot look up plan"), -1;
@@ -259,7 +259,7 @@ long long cli_find_plan(mtpc_cache *c, const char *ident, int skip)
 				sqlite3_finalize(st);
 				return -1;
 			}
-			if (n++ == skip)
+			if (!id)
 				id = sqlite3_column_int64(st, 0);
 		}
 		free(first);
@@ -269,11 +269,8 @@ long long cli_find_plan(mtpc_cache *c, const char *ident, int skip)
 			return -1;
 		}
 		sqlite3_finalize(st);
-		if (n > 0) {
-			if (!id)
-				mtpc_error("%s: '%s' has no plan before the most recent one", c->path, ident);
+		if (id)
 			return id;
-		}
 	}
 	mtpc_error("%s: no plan for module or hash '%s' (see mtpc-cache list)", c->path, ident);
 	return 0;

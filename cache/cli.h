@@ -35,10 +35,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 mtpc_cache *cli_open(const char *cache_opt, int readonly);
 
 /* Find a plan by module hash (unique prefix) or module path (exact, or
- * unique path suffix such as a file name); skip the `skip` most recently used
- * matches. Returns the plan id, 0 if there is none (after an error naming
- * ident), -1 on a database error (reported). */
-long long cli_find_plan(mtpc_cache *c, const char *ident, int skip);
+ * unique path suffix such as a file name); of several plans of one module,
+ * the most recently used. Returns the plan id, 0 if there is none (after an
+ * error naming ident), -1 on a database error or ambiguity (reported). */
+long long cli_find_plan(mtpc_cache *c, const char *ident);
 
 /* Report a database error during a command; returns 1. */
 int cli_db_error(mtpc_cache *c, const char *what);

@@ -238,7 +238,7 @@ static int render(const char *out, const char *dot_text, size_t len)
 	return 0;
 }
 
-static void show_text(mtpc_cache *c, sqlite3_stmt *row, json_t *plan, int functions)
+static void show_text(sqlite3_stmt *row, json_t *plan, int functions)
 {
 	json_t *parts = json_object_get(plan, "partitions"), *p, *e;
 	size_t i, j, nedges = 0;
@@ -283,7 +283,6 @@ static void show_text(mtpc_cache *c, sqlite3_stmt *row, json_t *plan, int functi
 			printf(" %s", json_string_value(name));
 		putchar('\n');
 	}
-	(void)c;
 }
 
 int cmd_show(int argc, char **argv)
@@ -311,7 +310,7 @@ int cmd_show(int argc, char **argv)
 	if (!(c = cli_open(cache_opt, 1)))
 		return 1;
 	rc = 1;
-	if ((id = cli_find_plan(c, pos[0], 0)) <= 0)
+	if ((id = cli_find_plan(c, pos[0])) <= 0)
 		goto out;
 	if (!(plan = cli_plan_json(c, id)))
 		goto out;
@@ -346,7 +345,7 @@ int cmd_show(int argc, char **argv)
 		fwrite(text, 1, len, stdout);
 		free(text);
 	} else
-		show_text(c, st, plan, functions);
+		show_text(st, plan, functions);
 	rc = 0;
 out:
 	sqlite3_finalize(st);

@@ -224,9 +224,9 @@ int cmd_diff(int argc, char **argv)
 		return 1;
 	rc = 1;
 	if (npos == 2) {
-		if ((old_id = cli_find_plan(c, pos[0], 0)) <= 0 || (new_id = cli_find_plan(c, pos[1], 0)) <= 0)
+		if ((old_id = cli_find_plan(c, pos[0])) <= 0 || (new_id = cli_find_plan(c, pos[1])) <= 0)
 			goto out;
-	} else if ((new_id = cli_find_plan(c, pos[0], 0)) <= 0 || (old_id = previous_plan(c, new_id)) <= 0)
+	} else if ((new_id = cli_find_plan(c, pos[0])) <= 0 || (old_id = previous_plan(c, new_id)) <= 0)
 		goto out;
 
 	out = json_object();
