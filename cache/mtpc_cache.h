@@ -9,9 +9,11 @@
  * Every function is safe to call from many processes at once (WAL mode, busy
  * timeout). A failure never aborts the caller: functions print one warning
  * naming the database and the problem and return an error value, so the build
- * can go on uncached. After a failure the handle stays valid but every later
- * call on it is a silent no-op returning the error value, so a build that
- * lost its cache warns once, not once per call. A NULL handle is accepted by
+ * can go on uncached. After a failure of the database (locked, corrupt,
+ * unwritable...) the handle stays valid but every later call on it is a
+ * silent no-op returning the error value, so a build that lost its cache warns
+ * once, not once per call. (Bad arguments, such as a plan that is not JSON,
+ * warn but leave the handle usable.) A NULL handle is accepted by
  * every function (same silent no-op), so callers need not test the result of
  * mtpc_cache_open().
  *
