@@ -60,7 +60,8 @@ static void usage(FILE *f)
 		"                            (default: OUTDIR/plan.json if its options match)\n"
 		"      --no-seed             ignore earlier plans\n"
 		"  -j, --jobs J              threads writing partitions (default: number of CPUs)\n"
-		"      --no-verify           skip the LLVM verifier on each partition\n"
+		"      --verify              run the LLVM verifier on each partition (default)\n"
+		"      --no-verify           skip the verifier\n"
 		"      --stats               print a one-line summary on stderr\n"
 		"  -h, --help                this help\n"
 		"      --version             print the version\n"
@@ -105,7 +106,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_SEED_PLAN, O_NO_SEED, O_NO_VERIFY, O_STATS, O_VERSION };
+	       O_SLACK, O_JOIN_LIMIT, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_VERSION };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -122,6 +123,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"join-limit", required_argument, 0, O_JOIN_LIMIT},
 		{"seed-plan", required_argument, 0, O_SEED_PLAN},
 		{"no-seed", no_argument, 0, O_NO_SEED},
+		{"verify", no_argument, 0, O_VERIFY},
 		{"no-verify", no_argument, 0, O_NO_VERIFY},
 		{"stats", no_argument, 0, O_STATS},
 		{"version", no_argument, 0, O_VERSION},
@@ -152,6 +154,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_JOIN_LIMIT: o->join_limit = parse_long("--join-limit", optarg, 0, 1L << 30); break;
 		case O_SEED_PLAN: o->seed_plan = optarg; break;
 		case O_NO_SEED: o->use_seed = 0; break;
+		case O_VERIFY: o->verify = 1; break;
 		case O_NO_VERIFY: o->verify = 0; break;
 		case O_STATS: o->stats = 1; break;
 		case O_VERSION: printf("mtpc-split " VERSION " (LLVM 19)\n"); exit(0);

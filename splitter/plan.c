@@ -49,6 +49,8 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 		json_array_append_new(parts, o);
 	}
 	json_object_set_new(root, "partitions", parts);
+	/* Symbols defined by module asm belong to the partition that carries it. */
+	json_object_set_new(root, "asm_partition", mi->has_asm ? json_integer(P->asm_partition) : json_null());
 	json_t *prom = json_array();
 	json_t *loc = json_array();
 	for (int i = 0; i < mi->nsyms; i++)
