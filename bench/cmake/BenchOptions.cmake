@@ -11,8 +11,9 @@
 #                       level design.md's measurements use)
 #   <PREFIX>_USE_MTPC   ON: include(MTPC) and mtpc_enable() each target (forces thin LTO)
 #   <PREFIX>_MTPC_PARTITIONS   PARTITIONS passed to mtpc_enable (0: MTPC's default)
-#   MTPC_DIR            MTPC source tree or install prefix; its cmake/ or share/mtpc/cmake/
-#                       folder is added to CMAKE_MODULE_PATH (or pass -DCMAKE_MODULE_PATH=...)
+#   MTPC_DIR            MTPC source tree (with its build in <tree>/build), MTPC build tree or
+#                       install prefix: MTPC.cmake is taken from <dir>/cmake or
+#                       <dir>/share/mtpc/cmake (or pass -DCMAKE_MODULE_PATH=<folder>)
 # ThinLTO/FullLTO builds link with lld (-fuse-ld=lld).
 
 if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
@@ -66,6 +67,14 @@ function(bench_setup prefix)
       list(APPEND CMAKE_MODULE_PATH "${MTPC_DIR}/cmake" "${MTPC_DIR}/share/mtpc/cmake")
     endif()
     include(MTPC OPTIONAL RESULT_VARIABLE mtpc_found)
+    if(NOT mtpc_found AND MTPC_DIR)
+      # an MTPC build tree (<build>/cmake/MTPCConfig.cmake) or an install prefix
+      find_package(MTPC CONFIG QUIET NO_DEFAULT_PATH
+                   PATHS "${MTPC_DIR}" "${MTPC_DIR}/cmake" "${MTPC_DIR}/share/mtpc/cmake")
+      if(MTPC_FOUND)
+        set(mtpc_found "${MTPC_CONFIG}")
+      endif()
+    endif()
     if(NOT mtpc_found)
       message(FATAL_ERROR "${prefix}_USE_MTPC=ON but MTPC.cmake was not found: pass "
                           "-DMTPC_DIR=<MTPC source tree or install prefix> or "
