@@ -213,6 +213,31 @@ def split_and_merge(bc, outdir, n, pic=False):
     return final, plan, objs, localize
 
 
+def check_plan(plan, input_bc):
+    """plan.json bookkeeping: every strong external definition of the input is owned by exactly
+    one partition and is never listed as a copy. Skipped for plans without 'owned' lists."""
+    parts = plan["partitions"]
+    if not all("owned" in p for p in parts):
+        return []
+    problems = []
+    ir = run([llvm_tool("llvm-dis"), input_bc, "-o", "-"]).stdout
+    aliases = {m.strip('"') for m in re.findall(
+        r'^@("[^"]+"|[-\w.$]+) = [^\n]*?\b(?:alias|ifunc)\b', ir, re.M)}
+    strong = {n for n, t in nm(input_bc, "--defined-only", "--extern-only").items()
+              if t in "TDBR" and n not in aliases}  # aliases/ifuncs: plan may list either way
+    owners = {}
+    for p in parts:
+        for name in p["owned"]:
+            owners.setdefault(name, []).append(p["index"])
+        for name in p.get("copies", []):
+            if name in strong and name in p["owned"]:
+                problems.append(f"plan: {name} both owned and copied in p{p['index']}")
+    for name in sorted(strong):
+        if len(owners.get(name, [])) != 1:
+            problems.append(f"plan: {name} owned by partitions {owners.get(name, [])}")
+    return problems
+
+
 def check_symbols(unsplit_obj, merged_obj, input_bc, localize):
     """The acceptance symbol checks. Returns a list of problems (empty when fine)."""
     problems = []
@@ -244,16 +269,16 @@ def check_symbols(unsplit_obj, merged_obj, input_bc, localize):
 def link_program(fx, module_objs, workdir, main_obj=None):
     """Link the fixture's program from per-module objects. Returns the command to run it."""
     workdir = pathlib.Path(workdir)
-    linker = llvm_tool("clang++" if fx.is_cxx else "clang")
+    linker = [llvm_tool("clang++" if fx.is_cxx else "clang"), "-fuse-ld=lld"]
     if fx.shared:
         lib = workdir / "libfixture.so"
-        run([linker, "-shared", "-fPIC", *module_objs, "-o", lib, *fx.ldflags])
+        run([*linker, "-shared", "-fPIC", *module_objs, "-o", lib, *fx.ldflags])
         exe = workdir / "prog"
-        run([linker, main_obj, "-o", exe, "-L", workdir, "-lfixture",
+        run([*linker, main_obj, "-o", exe, "-L", workdir, "-lfixture",
              f"-Wl,-rpath,{workdir}", *fx.ldflags])
         return [exe], lib
     exe = workdir / "prog"
-    run([linker, *module_objs, *([main_obj] if main_obj else []), "-o", exe, *fx.ldflags])
+    run([*linker, *module_objs, *([main_obj] if main_obj else []), "-o", exe, *fx.ldflags])
     return [exe], None
 
 

@@ -57,6 +57,7 @@ def test_split_matrix(builder, fx, n):
                 f"--min-cost 0; this fixture has enough independent roots for {want}"
         problems += [f"module {i}: {p}"
                      for p in sl.check_symbols(ref["objs"][i], out, bc, localize)]
+        problems += [f"module {i}: {p}" for p in sl.check_plan(plan, bc)]
         lost = sl.retained_sections(ref["objs"][i]) - sl.retained_sections(out)
         problems += [f"module {i}: section {s} lost SHF_GNU_RETAIN" for s in sorted(lost)]
         worse_tls = sl.tls_relocations(out) - sl.tls_relocations(ref["objs"][i])
