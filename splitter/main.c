@@ -4,6 +4,7 @@
 #include "analyze.h"
 #include "emit.h"
 #include "hash.h"
+#include "mtpc_cache.h"
 #include "llvm_shim.h"
 #include "partition.h"
 #include "plan.h"
@@ -59,6 +60,12 @@ static void usage(FILE *f)
 		"      --seed-plan FILE      keep functions where this earlier plan put them\n"
 		"                            (default: OUTDIR/plan.json if its options match)\n"
 		"      --no-seed             ignore earlier plans\n"
+		"      --cache FILE          plan cache (SQLite); default: $MTPC_CACHE if set,\n"
+		"                            else no cache. An exact hit reuses the stored\n"
+		"                            assignment; a miss is seeded from the module's\n"
+		"                            previous plan and its measured partition times\n"
+		"      --no-cache            do not use the plan cache even if MTPC_CACHE is set\n"
+		"      --module-path NAME    the module's name in the cache (default: INPUT)\n"
 		"  -j, --jobs J              threads writing partitions (default: number of CPUs)\n"
 		"      --verify              run the LLVM verifier on each partition (default)\n"
 		"      --no-verify           skip the verifier\n"
@@ -71,8 +78,8 @@ static void usage(FILE *f)
 }
 
 struct options {
-	const char *input, *outdir, *index, *imported, *seed_plan;
-	int partitions, jobs, verify, pic, use_seed, stats;
+	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
+	int partitions, jobs, verify, pic, use_seed, stats, no_cache;
 	long min_cost, copy_limit, dup_limit, join_limit;
 	double copy_budget, slack;
 };
@@ -106,7 +113,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_VERSION };
+	       O_SLACK, O_JOIN_LIMIT, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -126,6 +133,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"verify", no_argument, 0, O_VERIFY},
 		{"no-verify", no_argument, 0, O_NO_VERIFY},
 		{"stats", no_argument, 0, O_STATS},
+		{"cache", required_argument, 0, O_CACHE},
+		{"no-cache", no_argument, 0, O_NO_CACHE},
+		{"module-path", required_argument, 0, O_MODULE_PATH},
 		{"version", no_argument, 0, O_VERSION},
 		{0, 0, 0, 0},
 	};
@@ -157,6 +167,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_VERIFY: o->verify = 1; break;
 		case O_NO_VERIFY: o->verify = 0; break;
 		case O_STATS: o->stats = 1; break;
+		case O_CACHE: o->cache = optarg; break;
+		case O_NO_CACHE: o->no_cache = 1; break;
+		case O_MODULE_PATH: o->module_path = optarg; break;
 		case O_VERSION: printf("mtpc-split " VERSION " (LLVM 19)\n"); exit(0);
 		case ':': mtpc_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
 		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
@@ -320,8 +333,29 @@ int main(int argc, char **argv)
 	}
 
 	struct plan_seed seed;
-	int have_seed = 0;
-	if (o.seed_plan) {
+	int have_seed = 0, exact = 0;
+	mtpc_cache *cache = NULL;
+	const char *cache_path = o.cache ? o.cache : getenv("MTPC_CACHE");
+	const char *module_path = o.module_path ? o.module_path : o.input;
+	if (!o.no_cache && cache_path && *cache_path)
+		cache = mtpc_cache_open(cache_path, 0); /* NULL after one warning: go on uncached */
+	if (cache && !o.seed_plan) {
+		char *text = mtpc_cache_lookup(cache, input_hash, options_hash);
+		exact = text != NULL;
+		if (!text)
+			text = mtpc_cache_lookup_previous(cache, module_path, options_hash);
+		char *err = NULL;
+		if (text && plan_seed_parse(text, &seed, &err) == 0)
+			have_seed = 1;
+		else if (text)
+			mtpc_warn("%s: ignoring a corrupt cached plan for %s: %s", cache_path, module_path, err);
+		exact = exact && have_seed;
+		free(err);
+		free(text);
+	}
+	if (have_seed) {
+		/* from the cache */
+	} else if (o.seed_plan) {
 		have_seed = load_seed(o.seed_plan, options_hash, &seed, 1);
 	} else if (o.use_seed) {
 		char *pp = path_in(o.outdir, "plan.json");
@@ -332,11 +366,25 @@ int main(int argc, char **argv)
 	struct module_info mi;
 	struct analyze_opts aopt = {o.dup_limit, o.join_limit};
 	analyze_module(m, &aopt, &mi);
-	struct partition_opts popt = {o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.slack,
-				      have_seed ? plan_seed_lookup : NULL, have_seed ? &seed : NULL,
-				      have_seed ? plan_seed_scale : NULL, have_seed ? &seed : NULL};
+	struct partition_opts popt = {
+		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
+		.copy_budget = o.copy_budget, .balance_slack = o.slack,
+		.seed = have_seed ? plan_seed_lookup : NULL, .seed_ctx = have_seed ? &seed : NULL,
+		.scale = have_seed ? plan_seed_scale : NULL, .scale_ctx = have_seed ? &seed : NULL};
+	popt.seed_exact = exact;
 	struct split_plan plan;
 	partition_module(&mi, &popt, &plan);
+	if (exact && plan.nunseeded) {
+		/* The stored plan does not fit this module: never trust it. */
+		mtpc_warn("%s: cached plan for %s does not match the module; splitting afresh", cache_path,
+			  module_path);
+		split_plan_free(&plan);
+		exact = 0;
+		popt.seed = NULL;
+		popt.scale = NULL;
+		popt.seed_exact = 0;
+		partition_module(&mi, &popt, &plan);
+	}
 
 	struct emitted *parts = xcalloc(plan.n, sizeof *parts);
 	if (plan.n == 1) {
@@ -381,6 +429,10 @@ int main(int argc, char **argv)
 		if (gone)
 			break;
 	}
+	if (cache) {
+		mtpc_cache_store(cache, module_path, input_hash, options_hash, json, mtpc_now() - t0, exact);
+		mtpc_cache_close(cache);
+	}
 	if (o.stats) {
 		long maxc = 0, sum = 0;
 		for (int p = 0; p < plan.n; p++) {
@@ -390,11 +442,11 @@ int main(int argc, char **argv)
 		}
 		fprintf(stderr,
 			"mtpc-split: %s: %d partitions, %d functions, %d units, largest unit %.1f%%, "
-			"%d promoted, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded, %.2f s\n",
+			"%d promoted, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s\n",
 			o.input, plan.n, mi.nfuncs_defined, mi.nunits,
 			mi.total_cost ? 100.0 * plan.largest_unit / mi.total_cost : 0.0, plan.npromoted, plan.ncopies,
 			mi.total_cost ? 100.0 * (sum - mi.total_cost) / mi.total_cost : 0.0,
-			sum ? (double)maxc * plan.n / sum : 0.0, plan.nseeded, mtpc_now() - t0);
+			sum ? (double)maxc * plan.n / sum : 0.0, plan.nseeded, exact ? " (cache hit)" : "", mtpc_now() - t0);
 	}
 	free(parts);
 	free(json);

@@ -98,13 +98,18 @@ static void assign_units(struct ctx *c, long *ucost)
 					any = 1;
 				}
 			}
-			if (!any)
-				continue;
-			int best = 0;
+			int best = 0, split = 0;
 			for (int p = 1; p < n; p++)
 				if (votes[p] > votes[best])
 					best = p;
-			if (load[best] + ucost[u] <= cap) {
+			for (int p = 0; p < n; p++)
+				split += votes[p] > 0;
+			if (!any || split > 1) {
+				P->nunseeded++;
+				if (!any)
+					continue;
+			}
+			if (c->opt->seed_exact || load[best] + ucost[u] <= cap) {
 				P->owner[u] = best;
 				load[best] += ucost[u];
 				P->nseeded++;

@@ -26,6 +26,8 @@ struct partition_opts {
 	 * or -1. seed_ctx is passed through. */
 	int (*seed)(void *seed_ctx, const char *name);
 	void *seed_ctx;
+	int seed_exact;       /* the seed is this module's own plan: follow it
+	                         regardless of the balance cap */
 	/* Optional cost scale per symbol from measured times (1.0 if NULL). */
 	double (*scale)(void *scale_ctx, const char *name);
 	void *scale_ctx;
@@ -41,6 +43,7 @@ struct split_plan {
 	long *cost, *copy_cost;   /* per partition */
 	int asm_partition;        /* partition that gets module inline asm */
 	int npromoted, ncopies, nseeded;
+	int nunseeded;            /* units the seed had no (single) answer for */
 	long largest_unit;
 };
 

@@ -93,7 +93,6 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 	json_object_set_new(st, "largest_unit_cost", json_integer(P->largest_unit));
 	json_object_set_new(st, "promoted", json_integer(P->npromoted));
 	json_object_set_new(st, "copies", json_integer(P->ncopies));
-	json_object_set_new(st, "seeded_units", json_integer(P->nseeded));
 	json_object_set_new(root, "stats", st);
 	char *s = json_dumps(root, JSON_INDENT(1));
 	json_decref(root);
