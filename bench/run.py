@@ -10,11 +10,17 @@
   bench/run.py report --out DIR [--split JSON]... [--predict JSON]...
       Writes DIR/report.md with the tables, and PNG charts (gnuplot, pngcairo) of the
       per-partition compile CPU of each splitter and of the predicted speedups. Only the
-      numbers in the given JSON files (from split_bench.py --json and run.py predict --json)
-      appear: nothing is filled in.
+      numbers in the given JSON files (split_bench.py --json, run.py predict/compare --json)
+      appear: nothing is filled in. Also --compare JSON.
 
-The full comparison of issue #5 (MTPC at 2/4/8/16 partitions against plain ThinLTO on the
-synthetic project and SQLite) is not automated yet; see docs/performance.md.
+  bench/run.py compare synth|sqlite [--partitions 2,4,8,16] [--repeat R] [--json OUT]
+      Issue #5's comparison: configures the project as plain ThinLTO and as MTPC with
+      MTPC_MAX_PARTITIONS=k for each k, builds it, then relinks the measured target R times
+      from the same objects (removing the output, MTPC's inner build and plan cache) and
+      reports link wall time and total CPU (the whole process tree, via os.wait4) against
+      plain ThinLTO, .text size, whether the program's output is identical, and for MTPC the
+      critical path of the inner build and its predicted makespan at 4/16/64 cores.
+      Heavy: at the default size each link is ~15 s of backend per configuration.
 """
 import argparse
 import json
@@ -24,6 +30,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import lib  # noqa: E402
 import predict  # noqa: E402
 
 
@@ -51,6 +58,120 @@ def cmd_predict(args):
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(s, indent=1) + "\n")
     return 0
+
+PROJECTS = {
+    # name: (CMake prefix, link target measured, command checking the program: argv after exe)
+    "synth": ("SYNTH", "synth", []),
+    "sqlite": ("SQLITE", "sqlite3", [":memory:", "select sqlite_version(), 6*7, "
+                                     "hex(randomblob(0)), sum(value) from generate_series(1,100);"]),
+}
+
+
+def text_size(exe):
+    """Bytes of .text in exe (llvm-size -A)."""
+    r = lib.run_measured([lib.llvm_tool("llvm-size"), "-A", exe])
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 2 and f[0] == ".text":
+            return int(f[1])
+    return None
+
+
+def compare_source(args):
+    if args.project == "synth":
+        sys.path.insert(0, str(lib.ROOT / "bench"))
+        import gen_synthetic
+        src = pathlib.Path(args.source_dir or lib.ROOT / "bench" / "work") / \
+            f"synth-s{args.seed}-l{args.lines}"
+        gen_synthetic.generate(src, args.seed, args.lines)
+        return src
+    lib.run_measured([lib.ROOT / "bench" / "get-sqlite.sh"])
+    return lib.ROOT / "bench" / "sqlite"
+
+
+def cmd_compare(args):
+    """Plain ThinLTO vs MTPC at several partition counts: the link step of one target, from
+    compiled objects, measured (wall and total CPU of the whole link, inner build included)."""
+    prefix, target, check_args = PROJECTS[args.project]
+    src = compare_source(args)
+    out = pathlib.Path(args.work).resolve() / (src.name if args.project == "synth" else "sqlite")
+    clang = lib.llvm_tool("clang")
+    configs = [("thin", None)] + [(f"mtpc-{k}", int(k)) for k in args.partitions.split(",")]
+    results = {"project": args.project, "source": str(src), "target": target,
+               "repeat": args.repeat, "configs": {}}
+    if args.project == "synth":
+        results["lines"], results["seed"] = args.lines, args.seed
+    reference = None
+    for name, k in configs:
+        bld = out / name
+        cfg = ["cmake", "-G", "Ninja", "-S", src, "-B", bld, f"-DCMAKE_C_COMPILER={clang}"]
+        if k is not None:
+            cfg += [f"-D{prefix}_USE_MTPC=ON", f"-DMTPC_DIR={lib.ROOT}",
+                    f"-DMTPC_MAX_PARTITIONS={k}", f"-DMTPC_CACHE={bld / 'plans.sqlite'}",
+                    f"-DMTPC_SPLIT_THRESHOLD={args.threshold}"]
+        print(f"{name}: configure + build", flush=True)
+        lib.run_measured(cfg)
+        lib.run_measured(["ninja", "-C", bld, target])
+        exe = bld / target
+        runs = []
+        for r in range(args.repeat):
+            # relink from the same objects: remove the output, MTPC's inner build and its
+            # plan cache (unless --warm-cache), so every backend / split / partition reruns
+            exe.unlink()
+            shutil.rmtree(bld / f"{target}.mtpc", ignore_errors=True)
+            if not args.warm_cache:
+                for f in bld.glob("plans.sqlite*"):
+                    f.unlink()
+            m = lib.run_measured(["ninja", "-C", bld, target])
+            runs.append({"wall": m.wall, "cpu": m.cpu})
+            if k is not None:
+                # mtpc-link's one-line summary says what was split; a fallback (a module
+                # compiled unsplit after a failed split) makes the figures meaningless
+                summary = [ln for ln in (m.stdout + m.stderr).splitlines()
+                           if ln.startswith("mtpc-link:")]
+                runs[-1]["mtpc_link"] = summary
+                if not (bld / f"{target}.mtpc").is_dir():
+                    raise lib.BenchError(f"{name}: the link did not go through mtpc-link "
+                                         f"(no {target}.mtpc/ in {bld})")
+                if any("fallback" in ln or "warning" in ln for ln in summary):
+                    print(f"  {name}: WARNING from mtpc-link:\n    " + "\n    ".join(summary),
+                          file=sys.stderr)
+            print(f"  {name} repeat {r + 1}: link {m.wall:.2f} s wall, {m.cpu:.2f} s CPU",
+                  flush=True)
+        res = {"partitions": k, "runs": runs,
+               "link_wall": lib.median(x["wall"] for x in runs),
+               "link_cpu": lib.median(x["cpu"] for x in runs),
+               "text_bytes": text_size(exe)}
+        outp = lib.run_measured([exe, *check_args]).stdout
+        if reference is None:
+            reference = outp
+        res["same_output"] = outp == reference
+        if not res["same_output"]:
+            print(f"  {name}: PROGRAM OUTPUT DIFFERS from plain ThinLTO", file=sys.stderr)
+        inner = bld / f"{target}.mtpc"
+        if (inner / ".ninja_log").exists():
+            edges = predict.parse_ninja_log((inner / ".ninja_log").read_text())
+            deps = predict.edge_dependencies(edges, predict.ninja_graph_inputs(inner))
+            res["inner_predict"] = predict.predict(edges, deps, (4, 16, 64))
+        if args.callgrind:
+            import callgrind
+            res["instructions"], _ = callgrind.instructions(
+                [exe, *(check_args if args.project == "sqlite" else [])])
+        results["configs"][name] = res
+    base = results["configs"]["thin"]
+    print(f"\n{args.project} ({src}): link of {target}, medians of {args.repeat}")
+    print(f"{'config':<10} {'link wall':>10} {'ratio':>7} {'link CPU':>10} {'ratio':>7} "
+          f"{'.text':>10} {'same output':>12} {'crit. path':>11}")
+    for name, r in results["configs"].items():
+        cp = r.get("inner_predict", {}).get("critical_path")
+        print(f"{name:<10} {r['link_wall']:>9.2f}s {r['link_wall'] / base['link_wall']:>7.3f} "
+              f"{r['link_cpu']:>9.2f}s {r['link_cpu'] / base['link_cpu']:>7.3f} "
+              f"{r['text_bytes'] or 0:>10} {str(r['same_output']):>12} "
+              f"{(f'{cp:.2f}s' if cp is not None else '-'):>11}")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+        print(f"wrote {args.json}")
+    return 0 if all(r["same_output"] for r in results["configs"].values()) else 1
 
 
 def gnuplot(script, cwd):
@@ -151,14 +272,53 @@ plot {plots}
     return lines
 
 
+def compare_section(i, data, out):
+    base = data["configs"]["thin"]
+    what = (f"synthetic, {data['lines']} lines, seed {data['seed']}"
+            if data["project"] == "synth" else "SQLite")
+    lines = [f"### Whole link of `{data['target']}` ({what}), medians of {data['repeat']}", "",
+             "| build | link wall | / plain | link CPU | / plain | .text bytes | same output "
+             "| inner critical path | predicted 4 / 16 / 64 cores |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, r in data["configs"].items():
+        p = r.get("inner_predict")
+        pred = (" / ".join(f"{v['makespan']:.2f} s" for v in p["predicted"].values())
+                if p else "—")
+        cp = f"{p['critical_path']:.2f} s" if p else "—"
+        lines.append(f"| {name} | {r['link_wall']:.2f} s | {r['link_wall'] / base['link_wall']:.3f}"
+                     f" | {r['link_cpu']:.2f} s | {r['link_cpu'] / base['link_cpu']:.3f} | "
+                     f"{r['text_bytes']} | {'yes' if r['same_output'] else 'NO'} | {cp} | {pred} |")
+    lines.append("")
+    dat = out / f"compare{i + 1}.dat"
+    with dat.open("w") as f:
+        f.write("# config link_wall link_cpu\n")
+        for name, r in data["configs"].items():
+            f.write(f"{name} {r['link_wall']:.4f} {r['link_cpu']:.4f}\n")
+    png = f"compare{i + 1}.png"
+    if gnuplot(f"""set terminal pngcairo noenhanced size 800,450
+set output '{png}'
+set title 'Link of {data["target"]} ({what})'
+set ylabel 'seconds'
+set style data histograms
+set style fill solid 0.8 border -1
+set yrange [0:*]
+set grid ytics
+plot '{dat.name}' using 2:xtic(1) title 'wall', '' using 3 title 'CPU'
+""", out):
+        lines += [f"![link time]({png})", ""]
+    return lines
+
+
 def cmd_report(args):
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     md = ["# MTPC benchmark report", "",
           "Generated by `bench/run.py report` from measured JSON files "
           "(see docs/performance.md for how each was produced).", ""]
-    if not args.split and not args.predict:
+    if not args.split and not args.predict and not args.compare:
         md += ["No measurements given.", ""]
+    for i, path in enumerate(args.compare or []):
+        md += compare_section(i, json.loads(pathlib.Path(path).read_text()), out)
     for i, path in enumerate(args.split or []):
         md += split_section(i, json.loads(pathlib.Path(path).read_text()), out)
     if args.predict:
@@ -180,14 +340,38 @@ def main(argv=None):
                    help="ignore dependencies (treat edges as independent)")
     p.add_argument("--json", help="write the prediction here")
     p.set_defaults(fn=cmd_predict)
+    c = sub.add_parser("compare", help="plain ThinLTO vs MTPC at several partition counts "
+                                       "(link of one target, from compiled objects)")
+    c.add_argument("project", choices=sorted(PROJECTS))
+    c.add_argument("--partitions", default="2,4,8,16", help="comma list (default 2,4,8,16)")
+    c.add_argument("--lines", type=int, default=80000, help="synth: lines of big.c")
+    c.add_argument("--seed", type=int, default=1, help="synth: seed")
+    c.add_argument("--threshold", type=int, default=0,
+                   help="MTPC_SPLIT_THRESHOLD (default 0: every module is split)")
+    c.add_argument("-r", "--repeat", type=int, default=1, help="link repeats (default 1)")
+    c.add_argument("--warm-cache", action="store_true",
+                   help="keep MTPC's plan cache between repeats")
+    c.add_argument("--callgrind", action="store_true",
+                   help="also count the program's instructions under callgrind")
+    c.add_argument("--work", default=str(lib.ROOT / "bench" / "out" / "compare"),
+                   help="build folders (default bench/out/compare)")
+    c.add_argument("--source-dir", help="synth: where to generate the project "
+                                        "(default bench/work)")
+    c.add_argument("--json", help="write the results here")
+    c.set_defaults(fn=cmd_compare)
     r = sub.add_parser("report", help="markdown + PNG report from measured JSON files")
     r.add_argument("--out", required=True, help="report folder")
     r.add_argument("--split", action="append", help="split_bench.py --json output")
     r.add_argument("--predict", action="append", help="run.py predict --json output")
+    r.add_argument("--compare", action="append", help="run.py compare --json output")
     r.set_defaults(fn=cmd_report)
     args = ap.parse_args(argv)
     return args.fn(args)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except lib.BenchError as e:
+        print(f"run.py: {e}", file=sys.stderr)
+        sys.exit(1)

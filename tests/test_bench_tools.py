@@ -66,3 +66,26 @@ def test_report_from_measured_json(tmp_path):
     if shutil.which("gnuplot"):
         assert (out / "split1.png").stat().st_size > 0
         assert (out / "predict.png").stat().st_size > 0
+
+
+def test_compare_small_synthetic_plain_vs_mtpc(tmp_path):
+    """run.py compare end to end on a tiny synthetic project: the MTPC build must go through
+    mtpc-link and print the same checksum as plain ThinLTO (exit 0 means same output)."""
+    if not (lib.mtpc_tool("mtpc-link") and lib.mtpc_tool("mtpc-split")):
+        pytest.skip("MTPC tools not built (scripts/build.sh)")
+    if shutil.which("cmake") is None or shutil.which("ninja") is None:
+        pytest.skip("cmake/ninja not installed")
+    out = tmp_path / "cmp.json"
+    rc = bench_run.main(["compare", "synth", "--lines", "1500", "--seed", "5",
+                         "--partitions", "2", "--work", str(tmp_path / "w"),
+                         "--source-dir", str(tmp_path / "src"),
+                         "--json", str(out)])
+    data = json.loads(out.read_text())
+    assert rc == 0, data
+    assert set(data["configs"]) == {"thin", "mtpc-2"}
+    assert all(c["same_output"] for c in data["configs"].values())
+    assert data["configs"]["mtpc-2"]["inner_predict"]["edges"] > 0
+    assert data["configs"]["mtpc-2"]["runs"][0]["mtpc_link"]
+    rep = tmp_path / "rep"
+    assert bench_run.main(["report", "--out", str(rep), "--compare", str(out)]) == 0
+    assert "| mtpc-2 |" in (rep / "report.md").read_text()
