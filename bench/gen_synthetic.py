@@ -31,7 +31,6 @@ import argparse
 import math
 import pathlib
 import random
-import shutil
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
