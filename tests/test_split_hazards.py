@@ -6,7 +6,6 @@ unsplit object's global symbols with no new undefined symbol; the program linked
 prints what the unsplit build prints. Plus: N=1 reproduces the unsplit `.text` byte for byte,
 and splitting is deterministic. See splitlib.py for fixture directives and MTPC_SPLIT_CMD.
 """
-import os
 import pathlib
 import shutil
 
