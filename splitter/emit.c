@@ -143,6 +143,20 @@ static char *transform(LLVMModuleRef m, const struct module_info *mi, const stru
 		return xasprintf("module enumerates differently (%d vs %d globals)", n, mi->nsyms);
 	}
 	const unsigned char *member = plan->member[p];
+	/* The module was opened lazily: load the bodies this partition keeps
+	 * before anything is replaced, so their references resolve to the
+	 * original globals. Bodies it drops are never read. */
+	for (int i = 0; i < n; i++) {
+		const struct sym *s = &mi->syms[i];
+		char *err = NULL;
+		if (s->kind == SYM_FUNC && s->role != ROLE_DECL && member[i] >= M_CARRY &&
+		    mtpc_materialize(vals[i], &err) < 0) {
+			char *r = xasprintf("cannot load %s: %s", s->name, err);
+			free(err);
+			free(vals);
+			return r;
+		}
+	}
 	ptrmap index;
 	ptrmap_init(&index);
 	for (int i = 0; i < n; i++)
@@ -205,6 +219,12 @@ static char *transform(LLVMModuleRef m, const struct module_info *mi, const stru
 		}
 	}
 	free(vals);
+	char *merr = NULL;
+	if (mtpc_materialize_all(m, &merr) < 0) {
+		char *r = xasprintf("cannot load the module: %s", merr);
+		free(merr);
+		return r;
+	}
 	if (p != plan->asm_partition)
 		LLVMSetModuleInlineAsm2(m, "", 0);
 	LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
@@ -227,8 +247,10 @@ static char *build_partition(struct shared *sh, int p, struct emitted *out)
 	LLVMContextSetDiagnosticHandler(ctx, diag_handler, &diag);
 	LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(sh->bc, sh->len, "input", 0);
 	LLVMModuleRef m = NULL;
-	if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
+	/* The lazy module takes the (non-owning) buffer object over. */
+	if (LLVMGetBitcodeModuleInContext2(ctx, buf, &m)) {
 		err = xasprintf("cannot re-read the module: %s", diag ? diag : "unknown error");
+		LLVMDisposeMemoryBuffer(buf);
 		goto done;
 	}
 	err = transform(m, sh->mi, sh->plan, p);
@@ -254,7 +276,6 @@ static char *build_partition(struct shared *sh, int p, struct emitted *out)
 done:
 	if (m)
 		LLVMDisposeModule(m);
-	LLVMDisposeMemoryBuffer(buf);
 	LLVMContextDispose(ctx);
 	free(diag);
 	out->seconds = mtpc_now() - t0;

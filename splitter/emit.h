@@ -1,6 +1,6 @@
 /* emit.h: materialize partitions. Each partition is built on its own thread
- * in its own LLVMContext from the input bitcode (parsed from one shared,
- * read-only buffer), transformed per the plan, cleaned with GlobalDCE,
+ * in its own LLVMContext from the input bitcode (opened lazily from one
+ * shared read-only buffer: only the bodies it keeps are loaded), transformed per the plan, cleaned with GlobalDCE,
  * verified and serialized to memory. Nothing touches the disk here, so a
  * failure leaves the output directory as it was. */
 #ifndef MTPC_EMIT_H

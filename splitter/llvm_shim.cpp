@@ -20,6 +20,14 @@
 
 using namespace llvm;
 
+static char *dup_message(const std::string &s)
+{
+	char *p = static_cast<char *>(std::malloc(s.size() + 1));
+	if (p)
+		std::memcpy(p, s.c_str(), s.size() + 1);
+	return p;
+}
+
 extern "C" int mtpc_is_dso_local(LLVMValueRef global)
 {
 	return cast<GlobalValue>(unwrap(global))->isDSOLocal();
@@ -35,17 +43,27 @@ extern "C" void mtpc_delete_body(LLVMValueRef function)
 	cast<Function>(unwrap(function))->deleteBody();
 }
 
+extern "C" int mtpc_materialize(LLVMValueRef global, char **error)
+{
+	if (Error e = cast<GlobalValue>(unwrap(global))->materialize()) {
+		*error = dup_message(toString(std::move(e)));
+		return -1;
+	}
+	return 0;
+}
+
+extern "C" int mtpc_materialize_all(LLVMModuleRef module, char **error)
+{
+	if (Error e = unwrap(module)->materializeAll()) {
+		*error = dup_message(toString(std::move(e)));
+		return -1;
+	}
+	return 0;
+}
+
 extern "C" uint64_t mtpc_global_guid(LLVMValueRef global)
 {
 	return cast<GlobalValue>(unwrap(global))->getGUID();
-}
-
-static char *dup_message(const std::string &s)
-{
-	char *p = static_cast<char *>(std::malloc(s.size() + 1));
-	if (p)
-		std::memcpy(p, s.c_str(), s.size() + 1);
-	return p;
 }
 
 static int fail(char **error, const std::string &msg)

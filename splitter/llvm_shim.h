@@ -19,6 +19,12 @@ void mtpc_set_dso_local(LLVMValueRef global, int dso_local);
  * personality, prefix and prologue data and metadata attachments. */
 void mtpc_delete_body(LLVMValueRef function);
 
+/* GlobalValue::materialize / Module::materializeAll: the C API can open a
+ * module lazily (LLVMGetBitcodeModuleInContext2) but cannot load one body.
+ * Return 0, or -1 with *error (heap) set. */
+int mtpc_materialize(LLVMValueRef global, char **error);
+int mtpc_materialize_all(LLVMModuleRef module, char **error);
+
 /* GlobalValue::getGUID: the C API has no MD5 and no GUID, which value-profile
  * (!prof "VP") metadata uses to name indirect-call targets. */
 uint64_t mtpc_global_guid(LLVMValueRef global);
