@@ -1,0 +1,55 @@
+#!/bin/sh
+# Differential csmith run (larger sample than tests/test_csmith.py, same check): each seed's
+# program is built through mtpc-link with forced splitting (threshold 0, PARTITIONS
+# partitions) and with plain ThinLTO; both must print the same checksums and export the same
+# symbols. Seeds whose program loops or crashes at -O0 are skipped.
+#
+# Usage: scripts/csmith-diff.sh [COUNT [FIRST_SEED [MAX_FUNCS [PARTITIONS]]]]
+#   COUNT (50) seeds starting at FIRST_SEED (1000); csmith --max-funcs MAX_FUNCS (20);
+#   PARTITIONS (4).
+# Environment: MTPC_BUILD_DIR (default build/), CSMITH_KEEP=dir keeps the work folder of
+#   failing seeds there (default /tmp/mtpc-csmith-fail).
+# Prints one line per seed and "N passed, N failed, N skipped"; exit 1 if any seed failed.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+count=${1:-50}
+first=${2:-1000}
+funcs=${3:-20}
+parts=${4:-4}
+keep=${CSMITH_KEEP:-/tmp/mtpc-csmith-fail}
+export MTPC_BUILD_DIR="${MTPC_BUILD_DIR:-$top/build}"
+cd "$top/tests"
+exec /usr/bin/python3 - "$count" "$first" "$funcs" "$parts" "$keep" <<'PY'
+import pathlib, shutil, sys, tempfile, time
+import test_csmith as tc
+count, first, funcs, parts = map(int, sys.argv[1:5])
+keep = pathlib.Path(sys.argv[5])
+passed, failed, skipped = [], [], []
+t0 = time.time()
+for seed in range(first, first + count):
+    with tempfile.TemporaryDirectory(prefix=f"csmith{seed}-") as d:
+        try:
+            facts = tc.check_seed(seed, d, csmith_opts=["--max-funcs", str(funcs)],
+                                  partitions=parts)
+            passed.append(seed)
+            print(f"seed {seed}: ok ({facts['partitions']} partitions, {facts['checksum']})",
+                  flush=True)
+        except tc.Skip as e:
+            skipped.append(seed)
+            print(f"seed {seed}: skipped ({e})", flush=True)
+        except (tc.Fail, Exception) as e:
+            failed.append(seed)
+            dest = keep / f"seed{seed}"
+            shutil.rmtree(dest, ignore_errors=True)
+            shutil.copytree(d, dest, symlinks=True)
+            msg = str(e).strip().splitlines()
+            print(f"seed {seed}: FAIL ({msg[0] if msg else type(e).__name__}); kept in {dest}",
+                  flush=True)
+            for line in msg[1:8]:
+                print(f"    {line}", flush=True)
+print(f"{len(passed)} passed, {len(failed)} failed, {len(skipped)} skipped "
+      f"({time.time() - t0:.0f} s)")
+if failed:
+    print("failing seeds:", " ".join(map(str, failed)))
+sys.exit(1 if failed else 0)
+PY
