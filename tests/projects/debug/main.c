@@ -1,0 +1,13 @@
+#include "calc.h"
+#include "lib.h"
+
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	int r = lib_trace(argc); /* MARK:main */
+	r = calc_all(argc + 41 + r);
+	printf("dbg %d\n", r);
+	return 0;
+}
