@@ -10,7 +10,7 @@ PACKAGES="
   python3 python3-pytest
   csmith libcsmith-dev
   gdb valgrind binutils
-  gnuplot-nox
+  gnuplot-nox graphviz
   tcl dpkg-dev
 "
 

@@ -582,7 +582,8 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w, 
 	}
 	for (int u = 0; u < mi->nunits; u++) {
 		struct unit *U = &mi->units[u];
-		qsort(nb[u].v, nb[u].n, sizeof(int), cmp_int);
+		if (nb[u].n)
+			qsort(nb[u].v, nb[u].n, sizeof(int), cmp_int);
 		U->adj = xmalloc((nb[u].n + 1) * sizeof *U->adj);
 		U->adjw = xmalloc((nb[u].n + 1) * sizeof *U->adjw);
 		for (int k = 0; k < nb[u].n; k++) {
@@ -686,10 +687,12 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 		}
 		int nr = sort_unique(w.refs.v, w.refs.n), nc = sort_unique(w.calls.v, w.calls.n);
 		s->refs = xmalloc((nr + 1) * sizeof(int));
-		memcpy(s->refs, w.refs.v, nr * sizeof(int));
+		if (nr)
+			memcpy(s->refs, w.refs.v, nr * sizeof(int));
 		s->nrefs = nr;
 		s->calls = xmalloc((nc + 1) * sizeof(int));
-		memcpy(s->calls, w.calls.v, nc * sizeof(int));
+		if (nc)
+			memcpy(s->calls, w.calls.v, nc * sizeof(int));
 		s->ncalls = nc;
 	}
 	for (int k = 0; k < w.ba_fn.n; k++) {
