@@ -136,15 +136,23 @@ static char *driver_path(const struct linkcmd *lc, const struct graph_conf *gc)
 	return xstrdup(d);
 }
 
-/* Append "build OUTS: RULE INS | IMPLICIT || ORDER\n" with escaped paths. */
-static int build_line(struct buf *b, char *const *outs, const char *rule, char *const *ins,
-		      char *const *implicit, char *const *order)
+/* Append "build OUTS | IOUTS: RULE INS | IMPLICIT || ORDER\n" with escaped
+ * paths (iouts: implicit outputs, may be NULL). */
+static int build_line2(struct buf *b, char *const *outs, char *const *iouts, const char *rule,
+		       char *const *ins, char *const *implicit, char *const *order)
 {
 	int r = 0;
 	buf_add(b, "build");
 	for (size_t i = 0; outs && outs[i]; i++) {
 		buf_addc(b, ' ');
 		r |= nw_path(b, outs[i]);
+	}
+	if (iouts && iouts[0]) {
+		buf_add(b, " |");
+		for (size_t i = 0; iouts[i]; i++) {
+			buf_addc(b, ' ');
+			r |= nw_path(b, iouts[i]);
+		}
 	}
 	buf_printf(b, ": %s", rule);
 	for (size_t i = 0; ins && ins[i]; i++) {
@@ -169,6 +177,12 @@ static int build_line(struct buf *b, char *const *outs, const char *rule, char *
 	return r;
 }
 
+static int build_line(struct buf *b, char *const *outs, const char *rule, char *const *ins,
+		      char *const *implicit, char *const *order)
+{
+	return build_line2(b, outs, NULL, rule, ins, implicit, order);
+}
+
 static int cmd_var(struct buf *b, const char *name, char *const *argv)
 {
 	buf_printf(b, "  %s = ", name);
@@ -179,6 +193,31 @@ static int cmd_var(struct buf *b, const char *name, char *const *argv)
 
 #define V(...) ((char *const[]){__VA_ARGS__, NULL})
 
+/* The .dwo written next to an object with -gsplit-dwarf: "x.o" -> "x.dwo". */
+static char *dwo_of(const char *obj)
+{
+	size_t n = strlen(obj);
+	if (n > 2 && !strcmp(obj + n - 2, ".o"))
+		n -= 2;
+	return xasprintf("%.*s.dwo", (int)n, obj);
+}
+
+/* -gsplit-dwarf for a backend or slot compile run in the inner dir: the .dwo
+ * goes to dwo.tmp (the step moves it in only if changed) and the skeleton CU
+ * names it by absolute path, so gdb finds it with or without the .dwp. Given
+ * as cc1 options because the driver derives both names from -o (x.o.tmp). */
+static void split_dwarf_flags(const struct graph_conf *gc, const char *dwo, struct strv *cmd)
+{
+	strv_add(cmd, "-Xclang");
+	strv_add(cmd, "-split-dwarf-file");
+	strv_add(cmd, "-Xclang");
+	strv_addown(cmd, xasprintf("%s/%s", gc->inner, dwo));
+	strv_add(cmd, "-Xclang");
+	strv_add(cmd, "-split-dwarf-output");
+	strv_add(cmd, "-Xclang");
+	strv_addown(cmd, xasprintf("%s.tmp", dwo));
+}
+
 /* The plain ThinLTO backend of module m into out (relative path). */
 static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struct linkcmd *lc,
 			const struct module *m, const char *out, const char *driver)
@@ -186,12 +225,18 @@ static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struc
 	/* The shard alone is the input: it carries the hash of this module and
 	 * of every module it imports from, so touching an object without
 	 * changing it stops at the thin link (restat). */
-	int r = build_line(nj, V((char *)out), "backend", V(m->shard), NULL, NULL);
+	char *dwo = lc->split_dwarf ? dwo_of(out) : NULL;
+	int r = build_line2(nj, V((char *)out), dwo ? V(dwo) : NULL, "backend", V(m->shard), NULL,
+			    NULL);
 	struct strv cmd = {0};
 	strv_add(&cmd, gc->self);
 	strv_add(&cmd, "--backend-step");
 	strv_add(&cmd, "--out");
 	strv_add(&cmd, out);
+	if (dwo) {
+		strv_add(&cmd, "--dwo");
+		strv_add(&cmd, dwo);
+	}
 	strv_add(&cmd, "--");
 	strv_addv(&cmd, &gc->launcher);
 	strv_add(&cmd, driver);
@@ -201,11 +246,14 @@ static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struc
 	strv_add(&cmd, m->path);
 	strv_addown(&cmd, xasprintf("-fthinlto-index=%s", m->shard));
 	codegen_flags(lc, &cmd);
+	if (dwo)
+		split_dwarf_flags(gc, dwo, &cmd);
 	strv_add(&cmd, "-o");
 	strv_addown(&cmd, xasprintf("%s.tmp", out));
 	r |= cmd_var(nj, "cmd", cmd.v);
 	buf_printf(nj, "  desc = MTPC backend %s\n", m->key);
 	strv_free(&cmd);
+	free(dwo);
 	return r;
 }
 
@@ -254,9 +302,10 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		char *obj = xasprintf("%s/p%d.o", dir, i);
 		char *bc = xasprintf("%s/parts/p%d.bc", dir, i);
 		char *idx = xasprintf("%d", i);
+		char *dwo = lc->split_dwarf ? dwo_of(obj) : NULL;
 		/* The slot waits for the split (order-only) and learns its real
 		 * input p<i>.bc from the dyndep file. */
-		r |= build_line(nj, V(obj), "slot", NULL, NULL, V(dd));
+		r |= build_line2(nj, V(obj), dwo ? V(dwo) : NULL, "slot", NULL, NULL, V(dd));
 		buf_add(nj, "  dyndep = ");
 		r |= nw_path(nj, dd);
 		buf_addc(nj, '\n');
@@ -268,6 +317,10 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		strv_addown(&cmd, xasprintf("%s/parts/plan.json", dir));
 		strv_add(&cmd, "--part");
 		strv_add(&cmd, idx);
+		if (dwo) {
+			strv_add(&cmd, "--dwo");
+			strv_add(&cmd, dwo);
+		}
 		if (gc->cache) {
 			strv_add(&cmd, "--cache");
 			strv_add(&cmd, gc->cache);
@@ -280,6 +333,8 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		strv_add(&cmd, "ir");
 		strv_add(&cmd, bc);
 		codegen_flags(lc, &cmd);
+		if (dwo)
+			split_dwarf_flags(gc, dwo, &cmd);
 		strv_add(&cmd, "-o");
 		strv_addown(&cmd, xasprintf("%s.tmp", obj));
 		r |= cmd_var(nj, "cmd", cmd.v);
@@ -288,6 +343,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		free(obj);
 		free(bc);
 		free(idx);
+		free(dwo);
 	}
 
 	/* The merge takes the dyndep file as an implicit input (order-only
@@ -396,7 +452,7 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 		    "ninja_required_version = 1.10\n\n");
 	static const char *const rules[][2] = {
 		{"thinlink", "1"}, {"backend", "1"}, {"split", "1"},
-		{"slot", "1"},     {"merge", "1"},   {"link", "0"},
+		{"slot", "1"},     {"merge", "1"},   {"link", "0"}, {"dwp", "1"},
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
 		buf_printf(nj, "rule %s\n  command = $cmd\n  description = $desc\n%s\n", rules[i][0],
@@ -450,10 +506,34 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 	r |= cmd_var(nj, "cmd", cmd.v);
 	buf_add(nj, "  desc = MTPC link\n\n");
 	strv_free(&cmd);
+	if (lc->split_dwarf) {
+		/* Every .dwo the output names, packed next to it where gdb looks.
+		 * The inputs are the link's (a changed .dwo comes with a changed
+		 * object: the skeleton holds its DWO id); the output itself is
+		 * order-only because mtpc-link touches it after the inner build. */
+		g->dwp = xasprintf("%s.dwp", g->output);
+		r |= build_line(nj, V(g->dwp), "dwp", natives.v, V("link.rsp"), V(g->output));
+		strv_add(&cmd, gc->self);
+		strv_add(&cmd, "--dwp-step");
+		strv_add(&cmd, "--out");
+		strv_add(&cmd, g->dwp);
+		strv_add(&cmd, "--llvm-bin");
+		strv_add(&cmd, gc->llvm_bin);
+		strv_add(&cmd, "--");
+		strv_add(&cmd, g->output);
+		r |= cmd_var(nj, "cmd", cmd.v);
+		buf_add(nj, "  desc = MTPC dwp\n\n");
+		strv_free(&cmd);
+	}
 	strv_free(&natives);
-	/* Only the output by default: slots nothing needs never run. */
+	/* Only the output (and its .dwp) by default: slots nothing needs never
+	 * run. */
 	buf_add(nj, "default ");
 	r |= nw_path(nj, g->output);
+	if (g->dwp) {
+		buf_addc(nj, ' ');
+		r |= nw_path(nj, g->dwp);
+	}
 	buf_addc(nj, '\n');
 	if (r)
 		mtpc_error("a path of this link cannot be written in a Ninja file (newline?)");
@@ -509,4 +589,5 @@ void graph_free(struct graph *g)
 	buf_free(&g->link_rsp);
 	buf_free(&g->modules_list);
 	free(g->output);
+	free(g->dwp);
 }

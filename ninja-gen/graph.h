@@ -4,7 +4,7 @@
  * whether it is split (bitcode larger than the threshold and more than one
  * partition allowed) and produces, in memory, everything the inner build
  * needs (all written by graph_write() only if changed):
- *   build.ninja     thinlink -> backend | split -> slots -> merge -> link
+ *   build.ninja     thinlink -> backend | split -> slots -> merge -> link [-> dwp]
  *   thinlink.rsp    the link command for --thinlto-index-only (absolute paths)
  *   link.rsp        the final link command on the native objects
  *   modules.list    absolute module paths, one a line (read by the thinlink step)
@@ -13,6 +13,8 @@
  *   ar/<archive>-<hash>/<n>-<member>     extracted archive members
  *   mod/<key>/native.o                   what the final link takes
  *   mod/<key>/{split.dd,split.n,backend.o,p<i>.o,parts/}   split modules
+ *   mod/<key>/{native,backend,p<i>}.dwo  with -gsplit-dwarf, next to each object
+ * and, with -gsplit-dwarf on the link, <output>.dwp next to the output.
  * where <key> is the module's file name plus a hash of its absolute path. */
 #ifndef MTPC_NG_GRAPH_H
 #define MTPC_NG_GRAPH_H
@@ -46,6 +48,7 @@ struct graph {
 	size_t nmods;
 	struct buf ninja, thinlink_rsp, link_rsp, modules_list;
 	char *output; /* absolute path of the link output */
+	char *dwp;    /* with -gsplit-dwarf: <output>.dwp (llvm-dwp of every .dwo), else NULL */
 };
 
 /* Returns 0, or -1 after an error message (the caller then runs the original

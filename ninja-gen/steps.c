@@ -19,13 +19,13 @@
 struct step {
 	const char *name;
 	const char *cwd, *out, *dir, *tool, *module, *index, *plan, *part, *cache;
-	const char *kmax, *reloc, *min_cost, *llvm_bin;
+	const char *kmax, *reloc, *min_cost, *llvm_bin, *dwo;
 	char **cmd; /* after "--", NULL-terminated (argv's own terminator) */
 };
 
 static const char *const step_names[] = {
 	"--thinlink-step", "--backend-step", "--slot-step", "--split-step",
-	"--merge-step",    "--run-step",     NULL,
+	"--merge-step",    "--run-step",     "--dwp-step",   NULL,
 };
 
 int steps_is_step(const char *arg)
@@ -46,7 +46,7 @@ static int parse(struct step *s, int argc, char **argv)
 	} opts[] = {
 #define O(n) {"--" #n, offsetof(struct step, n)}
 		O(cwd), O(out), O(dir), O(tool), O(module), O(index), O(plan), O(part),
-		O(cache), O(kmax), O(reloc), {"--min-cost", offsetof(struct step, min_cost)},
+		O(cache), O(kmax), O(reloc), O(dwo), {"--min-cost", offsetof(struct step, min_cost)},
 		{"--llvm-bin", offsetof(struct step, llvm_bin)},
 #undef O
 	};
@@ -99,6 +99,24 @@ static int move_if_changed(const char *tmp, const char *path)
 	return r < 0 ? -1 : 0;
 }
 
+/* Move the .dwo a -gsplit-dwarf compile wrote to dwo.tmp in, only if
+ * changed. A module without debug info gets no .dwo from clang: the edge
+ * still declares one, so write it empty (nothing refers to it). */
+static int take_dwo(const char *dwo)
+{
+	char *tmp = xasprintf("%s.tmp", dwo);
+	int r;
+	if (file_size(tmp) >= 0) {
+		r = move_if_changed(tmp, dwo);
+	} else {
+		r = mtpc_write_file(dwo, "", 0, MTPC_WRITE_IF_CHANGED);
+		if (r < 0)
+			mtpc_error("cannot write %s: %s", dwo, strerror(errno));
+	}
+	free(tmp);
+	return r < 0 ? -1 : 0;
+}
+
 /* Shared by the backend and slot steps. */
 static int compile_checked(const struct step *s, double *seconds, long long *bytes)
 {
@@ -114,6 +132,11 @@ static int compile_checked(const struct step *s, double *seconds, long long *byt
 		fputs(err.s, stderr);
 	long long size = file_size(tmp);
 	int bad = st != 0 || (err.s && strstr(err.s, "Error running ThinLTO backend")) || size <= 0;
+	if (bad && s->dwo) {
+		char *dt = xasprintf("%s.tmp", s->dwo);
+		unlink(dt);
+		free(dt);
+	}
 	if (bad) {
 		if (st == 0)
 			mtpc_error("compiling %s failed: %s", s->out,
@@ -127,6 +150,8 @@ static int compile_checked(const struct step *s, double *seconds, long long *byt
 	buf_free(&err);
 	int r = move_if_changed(tmp, s->out);
 	free(tmp);
+	if (r == 0 && s->dwo)
+		r = take_dwo(s->dwo);
 	*bytes = size;
 	return r < 0 ? 1 : 0;
 }
@@ -362,6 +387,34 @@ static int merge_step(const struct step *s)
 	return r;
 }
 
+/* llvm-dwp of every .dwo the link output names (its skeleton CUs give the
+ * paths: ours are absolute, those of native objects relative to their
+ * DW_AT_comp_dir) into the .dwp, written only if changed. */
+static int dwp_step(const struct step *s)
+{
+	if (!need(s, s->out, "--out") || !s->cmd || !s->cmd[0])
+		return 2;
+	const char *bin = s->llvm_bin ? s->llvm_bin : "/usr/lib/llvm-19/bin";
+	char *tmp = xasprintf("%s.tmp", s->out);
+	struct strv cmd = {0};
+	strv_addown(&cmd, xasprintf("%s/llvm-dwp", bin));
+	strv_add(&cmd, "-e");
+	strv_add(&cmd, s->cmd[0]);
+	strv_add(&cmd, "-o");
+	strv_add(&cmd, tmp);
+	unlink(tmp);
+	int st = proc_run(cmd.v, NULL, NULL, NULL);
+	strv_free(&cmd);
+	int r = 1;
+	if (st != 0)
+		mtpc_error("llvm-dwp could not pack the .dwo files of %s into %s", s->cmd[0], s->out);
+	else
+		r = move_if_changed(tmp, s->out) < 0;
+	unlink(tmp);
+	free(tmp);
+	return r;
+}
+
 /* Copy the staged shards and imports files of every module to index/,
  * only if changed. */
 static int thinlink_step(const struct step *s)
@@ -425,6 +478,8 @@ int steps_main(int argc, char **argv)
 		return merge_step(&s);
 	if (!strcmp(s.name, "--thinlink-step"))
 		return thinlink_step(&s);
+	if (!strcmp(s.name, "--dwp-step"))
+		return dwp_step(&s);
 	if (!strcmp(s.name, "--run-step")) {
 		if (!s.cmd || !s.cmd[0])
 			return 2;

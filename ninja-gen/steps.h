@@ -3,11 +3,13 @@
  *   --thinlink-step --cwd D --dir INNER -- <driver> @thinlink.rsp
  *       index-only thin link into INNER/stage/, then copies each module's
  *       shard (and .imports file) to INNER/index/ only if changed (restat).
- *   --backend-step --out F -- <compile command writing F.tmp>
+ *   --backend-step --out F [--dwo W] -- <compile command writing F.tmp>
  *       runs a ThinLTO backend; fails on a non-zero exit, on "Error running
  *       ThinLTO backend" in its stderr or on an empty object (clang exits 0
- *       there, llvm issue 75441); moves F.tmp to F only if changed.
- *   --slot-step --out F [--plan P --part I --cache DB] -- <compile command>
+ *       there, llvm issue 75441); moves F.tmp to F only if changed. With
+ *       --dwo (-gsplit-dwarf) the same for W.tmp -> W (empty W when the
+ *       module has no debug info and clang wrote none).
+ *   --slot-step --out F [--dwo W] [--plan P --part I --cache DB] -- <command>
  *       the same checks for one partition, then records its compile time and
  *       object size in the plan cache (never fails because of the cache).
  *   --split-step --tool T --module M --index S --dir D --kmax K --reloc R
@@ -19,6 +21,9 @@
  *   --merge-step --dir D --out F --llvm-bin B
  *       ld.lld -r of D/p0.o..p<n-1>.o, llvm-objcopy --localize-symbols with
  *       D/parts/localize.txt, or a copy of D/backend.o after a fallback.
+ *   --dwp-step --out F [--llvm-bin B] -- <link output>
+ *       llvm-dwp -e <link output> into F (only if changed): every .dwo the
+ *       output's skeleton CUs name, in one package next to it.
  *   --run-step --cwd D -- <command>
  *       runs a command in D (the final link, in the outer build directory).
  * Every step returns the process exit status. */

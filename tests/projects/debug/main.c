@@ -5,8 +5,8 @@
 
 int main(int argc, char **argv)
 {
-	(void)argv;
 	int r = lib_trace(argc); /* MARK:main */
+	(void)argv;
 	r = calc_all(argc + 41 + r);
 	printf("dbg %d\n", r);
 	return 0;
