@@ -1,9 +1,11 @@
 /* analyze.c: see analyze.h. */
 #include "analyze.h"
+#include "llvm_shim.h"
 #include "ptrmap.h"
 #include "util.h"
 
 #include <llvm-c/Comdat.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +69,10 @@ struct walker {
 	ptrmap index;   /* LLVMValueRef global -> sym index */
 	ptrmap seen;    /* constant -> generation it was walked in */
 	int gen;
-	struct ilist refs, calls;
+	struct ilist refs, calls, vp;
+	unsigned prof_kind;          /* metadata kind id of !prof */
+	uint64_t *guids;             /* defined functions' GUIDs, sorted, with */
+	int *guid_sym, nguids;       /* their symbols */
 	struct ilist ba_fn, ba_user; /* blockaddress(fn) used by user, pairs */
 	int cur;                     /* symbol being walked */
 };
@@ -109,6 +114,45 @@ static void walk_const(struct walker *w, LLVMValueRef c)
 	}
 }
 
+static int guid_symbol(const struct walker *w, uint64_t g)
+{
+	int lo = 0, hi = w->nguids;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (w->guids[mid] < g)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->nguids && w->guids[lo] == g ? w->guid_sym[lo] : -1;
+}
+
+/* An indirect call's !prof {"VP", i32 0, total, guid1, count1, ...} names its
+ * hot targets by GUID. They are affinity only: keeping a target with its
+ * caller lets indirect-call promotion see its body, as in the unsplit module. */
+static void value_profile_targets(struct walker *w, LLVMValueRef call)
+{
+	LLVMValueRef md = LLVMGetMetadata(call, w->prof_kind);
+	if (!md)
+		return;
+	unsigned n = LLVMGetMDNodeNumOperands(md);
+	if (n < 5)
+		return;
+	LLVMValueRef *ops = xmalloc(n * sizeof *ops);
+	LLVMGetMDNodeOperands(md, ops);
+	unsigned len = 0;
+	const char *tag = ops[0] ? LLVMGetMDString(ops[0], &len) : NULL;
+	if (tag && len == 2 && memcmp(tag, "VP", 2) == 0 && ops[1] && LLVMIsAConstantInt(ops[1]) &&
+	    LLVMConstIntGetZExtValue(ops[1]) == 0)
+		for (unsigned i = 3; i + 1 < n; i += 2)
+			if (ops[i] && LLVMIsAConstantInt(ops[i])) {
+				int t = guid_symbol(w, LLVMConstIntGetZExtValue(ops[i]));
+				if (t >= 0)
+					ilist_push(&w->vp, t);
+			}
+	free(ops);
+}
+
 static void walk_function(struct walker *w, struct sym *s)
 {
 	long cost = 0;
@@ -118,6 +162,8 @@ static void walk_function(struct walker *w, struct sym *s)
 			LLVMValueRef callee = NULL;
 			if (LLVMIsACallInst(in) || LLVMIsAInvokeInst(in) || LLVMIsACallBrInst(in))
 				callee = LLVMGetCalledValue(in);
+			if (callee && !LLVMIsAGlobalValue(callee))
+				value_profile_targets(w, in);
 			int n = LLVMGetNumOperands(in);
 			for (int i = 0; i < n; i++) {
 				LLVMValueRef op = LLVMGetOperand(in, i);
@@ -580,6 +626,15 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w, 
 			}
 		}
 	}
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < S[i].nvp; k++) {
+			int u = S[i].unit, t = S[S[i].vp[k]].unit;
+			if (u >= 0 && t >= 0 && u != t)
+				for (int r = 0; r < 2; r++) {
+					ilist_push(&nb[u], t);
+					ilist_push(&nb[t], u);
+				}
+		}
 	for (int u = 0; u < mi->nunits; u++) {
 		struct unit *U = &mi->units[u];
 		if (nb[u].n)
@@ -599,6 +654,40 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w, 
 	free(nb);
 	free(unit_of_root);
 	free(uf);
+}
+
+struct guid_sym {
+	uint64_t guid;
+	int sym;
+};
+
+static int cmp_guid_sym(const void *a, const void *b)
+{
+	const struct guid_sym *x = a, *y = b;
+	if (x->guid != y->guid)
+		return x->guid < y->guid ? -1 : 1;
+	return (x->sym > y->sym) - (x->sym < y->sym);
+}
+
+/* GUIDs of the defined functions, for value-profile lookups. */
+static void build_guid_table(struct walker *w)
+{
+	struct module_info *mi = w->mi;
+	struct guid_sym *t = xmalloc((mi->nsyms + 1) * sizeof *t);
+	int n = 0;
+	for (int i = 0; i < mi->nsyms; i++)
+		if (mi->syms[i].kind == SYM_FUNC && mi->syms[i].name[0] && !LLVMIsDeclaration(mi->syms[i].v))
+			t[n++] = (struct guid_sym){mtpc_global_guid(mi->syms[i].v), i};
+	if (n)
+		qsort(t, n, sizeof *t, cmp_guid_sym);
+	w->guids = xmalloc((n + 1) * sizeof *w->guids);
+	w->guid_sym = xmalloc((n + 1) * sizeof *w->guid_sym);
+	for (int i = 0; i < n; i++) {
+		w->guids[i] = t[i].guid;
+		w->guid_sym[i] = t[i].sym;
+	}
+	w->nguids = n;
+	free(t);
 }
 
 void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct module_info *mi)
@@ -660,11 +749,13 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 			s->flags |= SF_NOINLINE;
 		ptrmap_put(&w.index, v, i);
 	}
+	w.prof_kind = LLVMGetMDKindIDInContext(LLVMGetModuleContext(m), "prof", 4);
+	build_guid_table(&w);
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &mi->syms[i];
 		w.cur = i;
 		w.gen++;
-		w.refs.n = w.calls.n = 0;
+		w.refs.n = w.calls.n = w.vp.n = 0;
 		if (s->kind == SYM_FUNC && !LLVMIsDeclaration(s->v)) {
 			walk_function(&w, s);
 			mi->nfuncs_defined++;
@@ -694,6 +785,12 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 		if (nc)
 			memcpy(s->calls, w.calls.v, nc * sizeof(int));
 		s->ncalls = nc;
+		int nv = sort_unique(w.vp.v, w.vp.n);
+		s->vp = xmalloc((nv + 1) * sizeof(int));
+		if (nv)
+			memcpy(s->vp, w.vp.v, nv * sizeof(int));
+		s->nvp = nv;
+		mi->nvp_targets += nv;
 	}
 	for (int k = 0; k < w.ba_fn.n; k++) {
 		mi->syms[w.ba_fn.v[k]].flags |= SF_BLOCKADDR;
@@ -713,6 +810,9 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	ptrmap_free(&comdats);
 	free(w.refs.v);
 	free(w.calls.v);
+	free(w.vp.v);
+	free(w.guids);
+	free(w.guid_sym);
 	free(w.ba_fn.v);
 	free(w.ba_user.v);
 }
@@ -723,6 +823,7 @@ void module_info_free(struct module_info *mi)
 		free(mi->syms[i].name);
 		free(mi->syms[i].refs);
 		free(mi->syms[i].calls);
+		free(mi->syms[i].vp);
 	}
 	for (int u = 0; u < mi->nunits; u++) {
 		free(mi->units[u].syms);

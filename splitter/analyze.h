@@ -48,6 +48,7 @@ struct sym {
 	long cost;           /* estimated compile cost (instructions) */
 	int *refs, nrefs;    /* distinct referenced symbols, ascending */
 	int *calls, ncalls;  /* distinct direct callees, ascending (subset of refs) */
+	int *vp, nvp;        /* indirect-call targets named by !prof value profiles */
 	int unit;            /* ROLE_OWNED: its unit; else -1 */
 	int base;            /* alias/ifunc: symbol of the aliasee/resolver, else -1 */
 };
@@ -71,6 +72,7 @@ struct module_info {
 	int nunits;
 	long total_cost;     /* owned units only */
 	int nfuncs_defined;
+	int nvp_targets;      /* indirect-call targets recovered from value profiles */
 	char *source_file;
 	char *module_id;
 	int has_asm;
