@@ -165,6 +165,8 @@ static void scan_wl(struct linkcmd *lc, const char *a)
 			lc->mode = MODE_PIE;
 		} else if (!strcmp(w, "-no-pie") || !strcmp(w, "--no-pie")) {
 			lc->mode = MODE_STATIC;
+		} else if (strstr(w, "plugin-opt=dwo_dir=")) {
+			lc->split_dwarf = 1; /* what -gsplit-dwarf passes to lld */
 		} else if (!strcmp(w, "--whole-archive")) {
 			/* tracked by the caller */
 		}

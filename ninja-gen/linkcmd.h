@@ -36,7 +36,8 @@ struct linkcmd {
 	char opt[4];               /* backend optimization level: "0".."3" */
 	struct strv backend_flags; /* flags every backend/slot compile repeats */
 	int debug;                 /* some -g given */
-	int split_dwarf;           /* -gsplit-dwarf given */
+	int split_dwarf;           /* -gsplit-dwarf (or -Wl,--plugin-opt=dwo_dir=) given: the
+	                            * in-process backends would write .dwo files */
 	int has_lto;               /* -flto or -flto=thin given */
 };
 
