@@ -52,3 +52,9 @@ def asan_build_dir():
     if not (ASAN_BUILD / "build.ninja").exists():
         pytest.skip("no sanitizer build (scripts/test.sh makes one)")
     return ASAN_BUILD
+
+
+def pytest_configure(config):
+    # Tests that take minutes (SQLite built twice, tests/test_sqlite_build.py): still in the
+    # default run, skipped with -m "not slow".
+    config.addinivalue_line("markers", "slow: takes minutes; deselect with -m \"not slow\"")
