@@ -2,7 +2,8 @@
 # Differential csmith run (larger sample than tests/test_csmith.py, same check): each seed's
 # program is built through mtpc-link with forced splitting (threshold 0, PARTITIONS
 # partitions) and with plain ThinLTO; both must print the same checksums and export the same
-# symbols. Seeds whose program loops or crashes at -O0 are skipped.
+# symbols. Seeds whose program loops or crashes at -O0 are skipped. The build variant
+# (optimization level, -no-pie/-static, -g) cycles with the seed (tests/test_csmith.py VARIANTS).
 #
 # Usage: scripts/csmith-diff.sh [COUNT [FIRST_SEED [MAX_FUNCS [PARTITIONS]]]]
 #   COUNT (50) seeds starting at FIRST_SEED (1000); csmith --max-funcs MAX_FUNCS (20);
@@ -32,7 +33,8 @@ for seed in range(first, first + count):
             facts = tc.check_seed(seed, d, csmith_opts=["--max-funcs", str(funcs)],
                                   partitions=parts)
             passed.append(seed)
-            print(f"seed {seed}: ok ({facts['partitions']} partitions, {facts['checksum']})",
+            print(f"seed {seed}: ok ({facts['variant']}, {facts['partitions']} partitions, "
+                  f"{facts['checksum']})",
                   flush=True)
         except tc.Skip as e:
             skipped.append(seed)

@@ -29,6 +29,20 @@ PARTITIONS = 4
 # call-graph roots to spread over the partitions.
 CSMITH_OPTS = ["--max-funcs", "12"]
 SEEDS = [1, 2, 3, 4, 7, 12]
+# Build variants (name, compile flags, link-only flags), cycled over the seeds so that the
+# optimization level, the relocation model / link mode and debug info all vary.
+VARIANTS = [
+    ("O2", ["-O2"], []),
+    ("O3", ["-O3"], []),
+    ("O1-nopie", ["-O1", "-fno-pic"], ["-no-pie"]),
+    ("Os", ["-Os"], []),
+    ("O2-static", ["-O2", "-fno-pic"], ["-static"]),
+    ("O2-g", ["-O2", "-g"], []),
+]
+
+
+def variant_of(seed):
+    return VARIANTS[seed % len(VARIANTS)]
 
 
 class Skip(Exception):
@@ -77,9 +91,13 @@ def mtpc_tools(build=None):
     return link, split
 
 
-def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build=None):
-    """Generate csmith program `seed` in `work` and compare MTPC with plain ThinLTO.
-    Returns a dict of facts (partitions made, checksum line); raises Skip or Fail."""
+def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build=None,
+               variant=None):
+    """Generate csmith program `seed` in `work` and compare MTPC with plain ThinLTO, both
+    built with `variant` (default variant_of(seed)). Returns a dict of facts (partitions
+    made, checksum line, variant); raises Skip or Fail."""
+    vname, vcompile, vlink = variant or variant_of(seed)
+    opt = vcompile[0]
     work = pathlib.Path(work)
     work.mkdir(parents=True, exist_ok=True)
     link, split = mtpc_tools(build)
@@ -95,8 +113,9 @@ def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build
         raise Skip(f"seed {seed}: the -O0 program does not finish cleanly ({status})")
 
     obj = work / "csmith.o"
-    _must([CLANG, "-O2", "-flto=thin", *cflags, "-c", src, "-o", obj], "clang -flto=thin -c")
-    link_cmd = [CLANG, "-flto=thin", "-fuse-ld=lld", "-O2", obj, "-o"]
+    _must([CLANG, *vcompile, "-flto=thin", *cflags, "-c", src, "-o", obj],
+          "clang -flto=thin -c")
+    link_cmd = [CLANG, "-flto=thin", "-fuse-ld=lld", opt, *vlink, obj, "-o"]
     thin = work / "prog.thin"
     _must([*link_cmd, thin], "plain ThinLTO link")
     mt = work / "prog.mtpc"
@@ -136,7 +155,7 @@ def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build
         raise Fail(f"seed {seed}: exported symbols differ:\n"
                    f"thin: {_exported(thin)}\nmtpc: {_exported(mt)}")
     checksum = next((l for l in out_mt.splitlines() if l.startswith("checksum")), "")
-    return {"partitions": n, "checksum": checksum}
+    return {"partitions": n, "checksum": checksum, "variant": vname}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -149,10 +168,11 @@ def _require_tools():
         pytest.fail(str(e))
 
 
-@pytest.mark.parametrize("seed", SEEDS, ids=[f"seed{s}" for s in SEEDS])
+@pytest.mark.parametrize("seed", SEEDS, ids=[
+    f"seed{s}-{VARIANTS[i % len(VARIANTS)][0]}" for i, s in enumerate(SEEDS)])
 def test_csmith_same_output_as_thinlto(seed, tmp_path):
     try:
-        facts = check_seed(seed, tmp_path)
+        facts = check_seed(seed, tmp_path, variant=VARIANTS[SEEDS.index(seed) % len(VARIANTS)])
     except Skip as e:
         pytest.skip(str(e))
     except Fail as e:
