@@ -100,8 +100,9 @@ static int move_if_changed(const char *tmp, const char *path)
 }
 
 /* Move the .dwo a -gsplit-dwarf compile wrote to dwo.tmp in, only if
- * changed. A module without debug info gets no .dwo from clang: the edge
- * still declares one, so write it empty (nothing refers to it). */
+ * changed. clang 19 writes one even for a module without debug info; should
+ * a compile (or a launcher) leave none, the edge still declares it: write it
+ * empty (no skeleton refers to it). */
 static int take_dwo(const char *dwo)
 {
 	char *tmp = xasprintf("%s.tmp", dwo);
@@ -406,10 +407,18 @@ static int dwp_step(const struct step *s)
 	int st = proc_run(cmd.v, NULL, NULL, NULL);
 	strv_free(&cmd);
 	int r = 1;
-	if (st != 0)
+	if (st != 0) {
 		mtpc_error("llvm-dwp could not pack the .dwo files of %s into %s", s->cmd[0], s->out);
-	else
+	} else if (file_size(tmp) < 0) {
+		/* No skeleton in the output (no -g): llvm-dwp warns, exits 0 and
+		 * writes nothing. An empty package keeps the edge up to date, and
+		 * a debugger never opens it without a skeleton that needs it. */
+		r = mtpc_write_file(s->out, "", 0, MTPC_WRITE_IF_CHANGED) < 0;
+		if (r)
+			mtpc_error("cannot write %s: %s", s->out, strerror(errno));
+	} else {
 		r = move_if_changed(tmp, s->out) < 0;
+	}
 	unlink(tmp);
 	free(tmp);
 	return r;

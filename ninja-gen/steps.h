@@ -7,8 +7,8 @@
  *       runs a ThinLTO backend; fails on a non-zero exit, on "Error running
  *       ThinLTO backend" in its stderr or on an empty object (clang exits 0
  *       there, llvm issue 75441); moves F.tmp to F only if changed. With
- *       --dwo (-gsplit-dwarf) the same for W.tmp -> W (empty W when the
- *       module has no debug info and clang wrote none).
+ *       --dwo (-gsplit-dwarf) the same for W.tmp -> W (an empty W if the
+ *       compile wrote none).
  *   --slot-step --out F [--dwo W] [--plan P --part I --cache DB] -- <command>
  *       the same checks for one partition, then records its compile time and
  *       object size in the plan cache (never fails because of the cache).
@@ -23,7 +23,8 @@
  *       D/parts/localize.txt, or a copy of D/backend.o after a fallback.
  *   --dwp-step --out F [--llvm-bin B] -- <link output>
  *       llvm-dwp -e <link output> into F (only if changed): every .dwo the
- *       output's skeleton CUs name, in one package next to it.
+ *       output's skeleton CUs name, in one package next to it (an empty F
+ *       when the output has no skeleton CU: llvm-dwp then writes nothing).
  *   --run-step --cwd D -- <command>
  *       runs a command in D (the final link, in the outer build directory).
  * Every step returns the process exit status. */

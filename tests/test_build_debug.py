@@ -321,3 +321,16 @@ def test_split_dwarf_samples_get_a_complete_dwp(tmp_path, name):
         assert all(pathlib.Path(n).is_file() for _, n in skel), o
         assert split_ids(b / f"{o}.dwp") == sorted(i for i, _ in skel), o
     assert run([b / "app"], cwd=b, env=dict(os.environ, LD_LIBRARY_PATH=str(b))).returncode == 0
+
+
+def test_split_dwarf_without_debug_info(tmp_path):
+    """-gsplit-dwarf without -g: no skeleton in the output, llvm-dwp writes
+    nothing (it only warns), the build still succeeds and stays up to date."""
+    b = tmp_path / "b"
+    configure(DEBUG, b, extra=["-DCMAKE_C_FLAGS=-gsplit-dwarf"])  # Release: no -g
+    build(b)
+    assert skeletons(b / "dbg") == []
+    assert (b / "dbg.dwp").stat().st_size == 0
+    assert run([b / "dbg"]).stdout.startswith("dbg ")
+    r = run(["ninja", "-C", b / "dbg.mtpc", "-n", "-d", "explain"])
+    assert "no work to do" in r.stdout, r.stdout + r.stderr
