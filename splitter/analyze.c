@@ -503,6 +503,59 @@ static void decide_roles(struct module_info *mi, int ncomdats, const struct anal
 			S[i].role = ROLE_OWNED;
 }
 
+static int discardable(LLVMLinkage l)
+{
+	return l == LLVMInternalLinkage || l == LLVMPrivateLinkage || l == LLVMLinkOnceAnyLinkage ||
+	       l == LLVMLinkOnceODRLinkage || l == LLVMAvailableExternallyLinkage;
+}
+
+/* GlobalDCE's liveness on the whole module: roots are definitions the linker
+ * may need (non-discardable linkage), everything llvm.* arrays name, and
+ * symbols module asm names; a comdat is live as a whole. Unreachable
+ * definitions would vanish from the unsplit module; split, they could be
+ * promoted and then kept, so they go into no partition. llvm.used and the
+ * ctor arrays are walked as references, not applied per partition here. */
+static void mark_dead(struct module_info *mi, int ncomdats)
+{
+	struct sym *S = mi->syms;
+	int n = mi->nsyms, sp = 0;
+	char *live = xcalloc(n + 1, 1), *comdat_live = xcalloc(ncomdats + 1, 1);
+	int *stack = xmalloc((n + 1) * sizeof *stack);
+	for (int i = 0; i < n; i++)
+		if (S[i].role == ROLE_SPECIAL || S[i].role == ROLE_DECL || (S[i].flags & SF_IN_ASM) ||
+		    !discardable(S[i].linkage)) {
+			live[i] = 1;
+			stack[sp++] = i;
+		}
+	for (;;) {
+		while (sp) {
+			const struct sym *s = &S[stack[--sp]];
+			if (s->comdat >= 0)
+				comdat_live[s->comdat] = 1;
+			for (int k = 0; k < s->nrefs; k++)
+				if (!live[s->refs[k]]) {
+					live[s->refs[k]] = 1;
+					stack[sp++] = s->refs[k];
+				}
+		}
+		for (int i = 0; i < n; i++)
+			if (!live[i] && S[i].comdat >= 0 && comdat_live[S[i].comdat]) {
+				live[i] = 1;
+				stack[sp++] = i;
+			}
+		if (!sp)
+			break;
+	}
+	for (int i = 0; i < n; i++)
+		if (!live[i]) {
+			S[i].role = ROLE_DEAD;
+			mi->ndead++;
+		}
+	free(live);
+	free(comdat_live);
+	free(stack);
+}
+
 static void build_units(struct module_info *mi, int ncomdats, struct walker *w, const struct analyze_opts *opt)
 {
 	struct sym *S = mi->syms;
@@ -761,7 +814,7 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 			mi->nfuncs_defined++;
 		} else if (s->kind == SYM_VAR && !LLVMIsDeclaration(s->v)) {
 			LLVMValueRef init = LLVMGetInitializer(s->v);
-			if (init && strncmp(s->name, "llvm.", 5) != 0)
+			if (init)
 				walk_const(&w, init);
 			s->cost = 0;
 		} else if (s->kind == SYM_ALIAS || s->kind == SYM_IFUNC) {
@@ -802,6 +855,7 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	flag_special_array(&w, "llvm.compiler.used", SF_USED, 0);
 	flag_asm_symbols(mi);
 	decide_roles(mi, ncomdats, opt);
+	mark_dead(mi, ncomdats);
 	build_units(mi, ncomdats, &w, opt);
 
 	free(vals);

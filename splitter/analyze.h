@@ -21,6 +21,8 @@ enum sym_role {
 	                  the linker keeps one copy or the copies are local */
 	ROLE_OWNED,    /* defined by exactly one partition, the owner of its unit */
 	ROLE_SPECIAL,  /* llvm.used, llvm.global_ctors, ...: rebuilt per partition */
+	ROLE_DEAD,     /* discardable and unreachable from any root: in no partition
+	                  (GlobalDCE would delete it from the unsplit module too) */
 };
 
 enum {
@@ -72,6 +74,7 @@ struct module_info {
 	int nunits;
 	long total_cost;     /* owned units only */
 	int nfuncs_defined;
+	int ndead;             /* definitions found dead */
 	int nvp_targets;      /* indirect-call targets recovered from value profiles */
 	char *source_file;
 	char *module_id;

@@ -22,7 +22,7 @@
 
 #define VERSION "0.1.0"
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 4
+#define ALGORITHM 5
 
 static void usage(FILE *f)
 {
@@ -441,9 +441,9 @@ int main(int argc, char **argv)
 				maxc = plan.cost[p] + plan.copy_cost[p];
 		}
 		fprintf(stderr,
-			"mtpc-split: %s: %d partitions, %d functions, %d units, largest unit %.1f%%, "
+			"mtpc-split: %s: %d partitions, %d functions (%d dead), %d units, largest unit %.1f%%, "
 			"%d promoted, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s\n",
-			o.input, plan.n, mi.nfuncs_defined, mi.nunits,
+			o.input, plan.n, mi.nfuncs_defined, mi.ndead, mi.nunits,
 			mi.total_cost ? 100.0 * plan.largest_unit / mi.total_cost : 0.0, plan.npromoted, plan.ncopies,
 			mi.total_cost ? 100.0 * (sum - mi.total_cost) / mi.total_cost : 0.0,
 			sum ? (double)maxc * plan.n / sum : 0.0, plan.nseeded, exact ? " (cache hit)" : "", mtpc_now() - t0);

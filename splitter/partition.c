@@ -191,6 +191,7 @@ static void close_over_refs(struct ctx *c, int p)
 					m[t] = M_DECL;
 				break;
 			case ROLE_SPECIAL:
+			case ROLE_DEAD: /* live code never reaches dead code */
 				break;
 			}
 		}

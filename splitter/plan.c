@@ -89,6 +89,7 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 	json_object_set_new(st, "globals", json_integer(mi->nsyms));
 	json_object_set_new(st, "functions", json_integer(mi->nfuncs_defined));
 	json_object_set_new(st, "units", json_integer(mi->nunits));
+	json_object_set_new(st, "dead", json_integer(mi->ndead));
 	json_object_set_new(st, "total_cost", json_integer(mi->total_cost));
 	json_object_set_new(st, "largest_unit_cost", json_integer(P->largest_unit));
 	json_object_set_new(st, "value_profile_targets", json_integer(mi->nvp_targets));
