@@ -5,9 +5,11 @@
 # symbols. Seeds whose program loops or crashes at -O0 are skipped. The build variant
 # (optimization level, -no-pie/-static, -g) cycles with the seed (tests/test_csmith.py VARIANTS).
 #
-# Usage: scripts/csmith-diff.sh [COUNT [FIRST_SEED [MAX_FUNCS [PARTITIONS]]]]
-#   COUNT (50) seeds starting at FIRST_SEED (1000); csmith --max-funcs MAX_FUNCS (20);
-#   PARTITIONS (4).
+# Usage: scripts/csmith-diff.sh [COUNT [FIRST_SEED [MAX_FUNCS [PARTITIONS [MODULES]]]]]
+#   COUNT (50) runs starting at FIRST_SEED (1000); csmith --max-funcs MAX_FUNCS (20);
+#   PARTITIONS (4); MODULES (1) csmith programs per link (seeds s, s+1, ..., each its own
+#   split module with main renamed, plus a driver calling them; run i uses seed
+#   FIRST_SEED + i * MODULES).
 # Environment: MTPC_BUILD_DIR (default build/), CSMITH_KEEP=dir keeps the work folder of
 #   failing seeds there (default /tmp/mtpc-csmith-fail).
 # Prints one line per seed and "N passed, N failed, N skipped"; exit 1 if any seed failed.
@@ -17,21 +19,23 @@ count=${1:-50}
 first=${2:-1000}
 funcs=${3:-20}
 parts=${4:-4}
+modules=${5:-1}
 keep=${CSMITH_KEEP:-/tmp/mtpc-csmith-fail}
 export MTPC_BUILD_DIR="${MTPC_BUILD_DIR:-$top/build}"
 cd "$top/tests"
-exec /usr/bin/python3 - "$count" "$first" "$funcs" "$parts" "$keep" <<'PY'
+exec /usr/bin/python3 - "$count" "$first" "$funcs" "$parts" "$modules" "$keep" <<'PY'
 import pathlib, shutil, sys, tempfile, time
 import test_csmith as tc
-count, first, funcs, parts = map(int, sys.argv[1:5])
-keep = pathlib.Path(sys.argv[5])
+count, first, funcs, parts, modules = map(int, sys.argv[1:6])
+keep = pathlib.Path(sys.argv[6])
 passed, failed, skipped = [], [], []
 t0 = time.time()
-for seed in range(first, first + count):
+for seed in range(first, first + count * modules, modules):
     with tempfile.TemporaryDirectory(prefix=f"csmith{seed}-") as d:
         try:
             facts = tc.check_seed(seed, d, csmith_opts=["--max-funcs", str(funcs)],
-                                  partitions=parts)
+                                  partitions=parts,
+                                  extra_seeds=range(seed + 1, seed + modules))
             passed.append(seed)
             print(f"seed {seed}: ok ({facts['variant']}, {facts['partitions']} partitions, "
                   f"{facts['checksum']})",

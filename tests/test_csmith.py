@@ -92,30 +92,49 @@ def mtpc_tools(build=None):
 
 
 def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build=None,
-               variant=None):
+               variant=None, extra_seeds=()):
     """Generate csmith program `seed` in `work` and compare MTPC with plain ThinLTO, both
-    built with `variant` (default variant_of(seed)). Returns a dict of facts (partitions
-    made, checksum line, variant); raises Skip or Fail."""
+    built with `variant` (default variant_of(seed)). With extra_seeds, one program per seed
+    is generated, each its own module with main renamed, plus a driver calling them in turn:
+    several split modules holding same-named internal symbols (func_1, g_2, ...) in one link.
+    Returns a dict of facts (fewest partitions of a csmith module, checksum line, variant);
+    raises Skip or Fail."""
     vname, vcompile, vlink = variant or variant_of(seed)
     opt = vcompile[0]
     work = pathlib.Path(work)
     work.mkdir(parents=True, exist_ok=True)
     link, split = mtpc_tools(build)
-    src = work / f"csmith{seed}.c"
-    _must([CSMITH, "--seed", seed, *csmith_opts, "-o", src], "csmith")
+    seeds = (seed, *extra_seeds)
     cflags = ["-w", "-I", CSMITH_INCLUDE]
+    sources = []  # (source, extra flags)
+    for k, s in enumerate(seeds):
+        src = work / f"csmith{s}.c"
+        _must([CSMITH, "--seed", s, *csmith_opts, "-o", src], "csmith")
+        sources.append((src, [f"-Dmain=csmith_main_{k}"] if len(seeds) > 1 else []))
+    if len(seeds) > 1:
+        driver = work / "driver.c"
+        decls = "".join(f"int csmith_main_{k}(int, char **);\n" for k in range(len(seeds)))
+        calls = "".join(f"  csmith_main_{k}(argc, argv);\n" for k in range(len(seeds)))
+        driver.write_text(f"{decls}int main(int argc, char **argv) {{\n{calls}  return 0;\n}}\n")
+        sources.append((driver, []))
+
+    def compile_all(flags, suffix):
+        objs = []
+        for src, extra in sources:
+            obj = work / f"{src.stem}{suffix}"
+            _must([CLANG, *flags, *cflags, *extra, "-c", src, "-o", obj], f"clang {flags}")
+            objs.append(obj)
+        return objs
 
     # Reference behaviour at -O0: decides whether the seed is usable at all.
     o0 = work / "prog.O0"
-    _must([CLANG, "-O0", *cflags, src, "-o", o0], "clang -O0")
+    _must([CLANG, "-O0", *compile_all(["-O0"], ".O0.o"), "-o", o0], "clang -O0 link")
     status, _ = _execute(o0)
     if status != "ok":
         raise Skip(f"seed {seed}: the -O0 program does not finish cleanly ({status})")
 
-    obj = work / "csmith.o"
-    _must([CLANG, *vcompile, "-flto=thin", *cflags, "-c", src, "-o", obj],
-          "clang -flto=thin -c")
-    link_cmd = [CLANG, "-flto=thin", "-fuse-ld=lld", opt, *vlink, obj, "-o"]
+    objs = compile_all([*vcompile, "-flto=thin"], ".o")
+    link_cmd = [CLANG, "-flto=thin", "-fuse-ld=lld", opt, *vlink, *objs, "-o"]
     thin = work / "prog.thin"
     _must([*link_cmd, thin], "plain ThinLTO link")
     mt = work / "prog.mtpc"
@@ -125,16 +144,21 @@ def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build
     if "unsplit (fallback)" in r.stdout + r.stderr or "warning" in r.stderr:
         raise Fail(f"seed {seed}: the split fell back or warned:\n{r.stdout}{r.stderr}")
 
-    # The split really happened: one module, >= 2 partitions, their bitcode and objects.
+    # The split really happened: every csmith module has 1..partitions partitions, their
+    # bitcode and non-empty objects.
     inner = work / "prog.mtpc.mtpc"
-    (moddir,) = (inner / "mod").glob("csmith.o-*")
-    n = int((moddir / "split.n").read_text())
-    parts = sorted((moddir / "parts").glob("p*.bc"))
-    if not 1 <= n <= partitions or len(parts) != n:
-        raise Fail(f"seed {seed}: split.n={n}, partitions on disk {[p.name for p in parts]}")
-    for i in range(n):
-        if not (moddir / f"p{i}.o").stat().st_size:
-            raise Fail(f"seed {seed}: empty partition object p{i}.o")
+    counts = []
+    for s in seeds:
+        (moddir,) = (inner / "mod").glob(f"csmith{s}.o-*")
+        n = int((moddir / "split.n").read_text())
+        parts = sorted((moddir / "parts").glob("p*.bc"))
+        if not 1 <= n <= partitions or len(parts) != n:
+            raise Fail(f"seed {s}: split.n={n}, partitions on disk {[p.name for p in parts]}")
+        for i in range(n):
+            if not (moddir / f"p{i}.o").stat().st_size:
+                raise Fail(f"seed {s}: empty partition object p{i}.o")
+        counts.append(n)
+    n = min(counts)
 
     st_thin, out_thin = _execute(thin)
     st_mt, out_mt = _execute(mt)
@@ -180,6 +204,19 @@ def test_csmith_same_output_as_thinlto(seed, tmp_path):
     # These seeds are chosen so that the module really is split.
     assert facts["partitions"] >= 2, facts
     assert facts["checksum"].startswith("checksum = "), facts
+
+
+def test_csmith_several_modules_in_one_link(tmp_path):
+    """Three csmith programs as three split modules of one link (plus a driver): the same
+    internal names (func_1, g_2, ...) are promoted in each module and must not collide."""
+    try:
+        facts = check_seed(8, tmp_path, variant=VARIANTS[0], extra_seeds=(9, 10))
+    except Skip as e:
+        pytest.skip(str(e))
+    except Fail as e:
+        pytest.fail(str(e), pytrace=False)
+    assert facts["partitions"] >= 2, facts
+    assert len(facts["checksum"]) > 0
 
 
 def test_csmith_skips_looping_program(tmp_path):
