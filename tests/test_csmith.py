@@ -1,9 +1,9 @@
 """Differential testing with csmith (issue #3 acceptance): random UB-free C programs built
 through the whole MTPC pipeline (clang -flto=thin -c, then mtpc-link with forced splitting:
 thin link, mtpc-split, one compile per partition, ld.lld -r merge, localize, final link) and
-with plain ThinLTO (clang -flto=thin -fuse-ld=lld -O2) must print the same checksums (csmith's
-`prog 1` mode prints every global's value, not only the final hash) and export the same
-global symbols.
+with plain ThinLTO (clang -flto=thin -fuse-ld=lld, same flags; see VARIANTS) must print the
+same checksums (csmith's `prog 1` mode prints every global's value, not only the final hash)
+and export the same global symbols.
 
 A seed whose program times out or crashes at -O0 is skipped (csmith programs may loop for a
 long time). The suite runs a few fixed seeds; scripts/csmith-diff.sh runs a larger sample with
