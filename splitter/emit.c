@@ -43,8 +43,18 @@ static void make_hidden_local_def(LLVMValueRef v)
 }
 
 /* Replace an alias or ifunc that this partition does not define by a plain
- * declaration of the same name; the original becomes internal and unnamed so
- * GlobalDCE deletes it. */
+ * declaration of the same name, and erase the original at once: the module
+ * must stay valid at every step, because loading the rest of a lazily read
+ * module with debug info runs the verifier (UpgradeDebugInfo) and aborts on a
+ * broken one. */
+static void erase_alias_or_ifunc(LLVMValueRef g, int is_ifunc)
+{
+	if (is_ifunc)
+		LLVMEraseGlobalIFunc(g);
+	else
+		mtpc_erase_alias(g);
+}
+
 static LLVMValueRef replace_with_declaration(LLVMModuleRef m, LLVMValueRef g, int is_ifunc)
 {
 	size_t len;
@@ -65,10 +75,7 @@ static LLVMValueRef replace_with_declaration(LLVMModuleRef m, LLVMValueRef g, in
 	LLVMSetVisibility(d, vis);
 	mtpc_set_dso_local(d, dso);
 	LLVMReplaceAllUsesWith(g, d);
-	if (is_ifunc)
-		LLVMEraseGlobalIFunc(g);
-	else
-		LLVMSetLinkage(g, LLVMInternalLinkage);
+	erase_alias_or_ifunc(g, is_ifunc);
 	free(name);
 	return d;
 }
@@ -211,7 +218,10 @@ static char *transform(LLVMModuleRef m, const struct module_info *mi, const stru
 			break;
 		case M_NONE:
 			if (s->kind == SYM_ALIAS || s->kind == SYM_IFUNC) {
-				LLVMSetLinkage(v, LLVMInternalLinkage);
+				if (LLVMGetFirstUse(v))
+					replace_with_declaration(m, v, s->kind == SYM_IFUNC);
+				else
+					erase_alias_or_ifunc(v, s->kind == SYM_IFUNC);
 			} else {
 				make_declaration(m, s, v);
 			}

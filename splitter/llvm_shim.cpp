@@ -4,6 +4,7 @@
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/GlobalValue.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -59,6 +60,11 @@ extern "C" int mtpc_materialize_all(LLVMModuleRef module, char **error)
 		return -1;
 	}
 	return 0;
+}
+
+extern "C" void mtpc_erase_alias(LLVMValueRef alias)
+{
+	cast<GlobalAlias>(unwrap(alias))->eraseFromParent();
 }
 
 extern "C" uint64_t mtpc_global_guid(LLVMValueRef global)

@@ -25,6 +25,10 @@ void mtpc_delete_body(LLVMValueRef function);
 int mtpc_materialize(LLVMValueRef global, char **error);
 int mtpc_materialize_all(LLVMModuleRef module, char **error);
 
+/* GlobalAlias::eraseFromParent: the C API can erase functions, variables and
+ * ifuncs but not aliases. The alias must have no uses left. */
+void mtpc_erase_alias(LLVMValueRef alias);
+
 /* GlobalValue::getGUID: the C API has no MD5 and no GUID, which value-profile
  * (!prof "VP") metadata uses to name indirect-call targets. */
 uint64_t mtpc_global_guid(LLVMValueRef global);
