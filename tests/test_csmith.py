@@ -3,7 +3,8 @@ through the whole MTPC pipeline (clang -flto=thin -c, then mtpc-link with forced
 thin link, mtpc-split, one compile per partition, ld.lld -r merge, localize, final link) and
 with plain ThinLTO (clang -flto=thin -fuse-ld=lld, same flags; see VARIANTS) must print the
 same checksums (csmith's `prog 1` mode prints every global's value, not only the final hash)
-and export the same global symbols.
+and export the same global symbols. A second MTPC link with the same plan cache (a hit) must
+give the same plans and the same program.
 
 A seed whose program times out or crashes at -O0 is skipped (csmith programs may loop for a
 long time). The suite runs a few fixed seeds; scripts/csmith-diff.sh runs a larger sample with
@@ -178,6 +179,18 @@ def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build
     if _exported(mt) != _exported(thin):
         raise Fail(f"seed {seed}: exported symbols differ:\n"
                    f"thin: {_exported(thin)}\nmtpc: {_exported(mt)}")
+    # Link again with the same plan cache (now a hit): the same plans and the same program.
+    mt2 = work / "prog.mtpc2"
+    _must([link, "--threshold", "0", "--partitions", partitions, "--jobs", "2",
+           "--cache", work / "plans.sqlite", "--split-tool", split,
+           "--llvm-bin", LLVM_BIN, "--", *link_cmd, mt2], "mtpc-link (cache hit)")
+    for s in seeds:
+        plans = [next((d / "mod").glob(f"csmith{s}.o-*")) / "parts" / "plan.json"
+                 for d in (inner, work / "prog.mtpc2.mtpc")]
+        if plans[0].read_bytes() != plans[1].read_bytes():
+            raise Fail(f"seed {s}: plan.json differs between a cache miss and a hit: {plans}")
+    if _execute(mt2) != (st_mt, out_mt):
+        raise Fail(f"seed {seed}: the program linked with cached plans behaves differently")
     checksum = next((l for l in out_mt.splitlines() if l.startswith("checksum")), "")
     return {"partitions": n, "checksum": checksum, "variant": vname}
 
