@@ -234,9 +234,13 @@ void steps_dyndep(struct buf *b, const char *dir, int kmax, int n)
 	}
 	if (n > 0) {
 		char *loc = xasprintf("%s/parts/localize.txt", dir);
+		char *ren = xasprintf("%s/parts/rename.txt", dir);
 		buf_addc(b, ' ');
 		nw_path(b, loc);
+		buf_addc(b, ' ');
+		nw_path(b, ren);
 		free(loc);
+		free(ren);
 	}
 	buf_add(b, "\n  restat = 1\n");
 	free(native);
@@ -372,6 +376,8 @@ static int merge_step(const struct step *s)
 		/* Re-localize only the symbols the splitter promoted. */
 		strv_addown(&cmd, xasprintf("%s/llvm-objcopy", bin));
 		strv_addown(&cmd, xasprintf("--localize-symbols=%s/parts/localize.txt", s->dir));
+		/* ...and give them back their own names, as in the unsplit object. */
+		strv_addown(&cmd, xasprintf("--redefine-syms=%s/parts/rename.txt", s->dir));
 		strv_add(&cmd, tmp1);
 		strv_add(&cmd, tmp2);
 		st = proc_run(cmd.v, NULL, NULL, NULL);

@@ -33,7 +33,8 @@ static void usage(FILE *f)
 		"optimized and compiled separately and merged back with `ld.lld -r`.\n"
 		"Writes OUTDIR/p0.bc .. p<n-1>.bc (n <= N), OUTDIR/plan.json and\n"
 		"OUTDIR/localize.txt (symbols to make local after the merge, for\n"
-		"`llvm-objcopy --localize-symbols`). Files are replaced atomically and only\n"
+		"`llvm-objcopy --localize-symbols`) and OUTDIR/rename.txt (their original\n"
+		"names, for `--redefine-syms`). Files are replaced atomically and only\n"
 		"when their content changes.\n"
 		"\n"
 		"options:\n"
@@ -401,6 +402,7 @@ int main(int argc, char **argv)
 	struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t0};
 	char *json = plan_to_json(&mi, &plan, &meta);
 	char *loc = plan_localize_list(&mi, &plan);
+	char *ren = plan_rename_list(&mi, &plan);
 	/* plan.json marks a complete set: drop it while the set changes. */
 	char *plan_path = path_in(o.outdir, "plan.json");
 	char *old;
@@ -420,6 +422,8 @@ int main(int argc, char **argv)
 	}
 	char *loc_path = path_in(o.outdir, "localize.txt");
 	write_or_die(loc_path, loc, strlen(loc));
+	char *ren_path = path_in(o.outdir, "rename.txt");
+	write_or_die(ren_path, ren, strlen(ren));
 	write_or_die(plan_path, json, strlen(json));
 	/* Partitions of an earlier, larger split are stale now. */
 	for (int p = plan.n;; p++) {
@@ -452,6 +456,8 @@ int main(int argc, char **argv)
 	free(json);
 	free(loc);
 	free(loc_path);
+	free(ren);
+	free(ren_path);
 	free(plan_path);
 	split_plan_free(&plan);
 	module_info_free(&mi);

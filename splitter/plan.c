@@ -121,6 +121,34 @@ char *plan_localize_list(const struct module_info *mi, const struct split_plan *
 	return s;
 }
 
+char *plan_rename_list(const struct module_info *mi, const struct split_plan *P)
+{
+	size_t len = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		char *out = pass ? xmalloc(len + 1) : NULL, *q = out;
+		for (int i = 0; i < mi->nsyms; i++) {
+			const struct sym *s = &mi->syms[i];
+			if (!P->new_name[i] || !s->name[0] || s->linkage != LLVMInternalLinkage)
+				continue;
+			size_t a = strlen(P->new_name[i]), b = strlen(s->name);
+			if (pass) {
+				memcpy(q, P->new_name[i], a);
+				q[a] = ' ';
+				memcpy(q + a + 1, s->name, b);
+				q[a + 1 + b] = '\n';
+				q += a + b + 2;
+			} else {
+				len += a + b + 2;
+			}
+		}
+		if (pass) {
+			*q = 0;
+			return out;
+		}
+	}
+	return NULL;
+}
+
 struct seed_entry {
 	char *name;
 	int part;

@@ -21,6 +21,13 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *plan, 
 /* Symbols to make local again after the merge, one per line. Heap string. */
 char *plan_localize_list(const struct module_info *mi, const struct split_plan *plan);
 
+/* Names to give promoted internals back once they are local again, one
+ * "promoted original" pair per line (for `llvm-objcopy --redefine-syms`), so
+ * symbolizers and profilers show the names the unsplit build has. Private and
+ * unnamed symbols keep their promoted names: they have none of their own in
+ * an object file. Heap string. */
+char *plan_rename_list(const struct module_info *mi, const struct split_plan *plan);
+
 /* A previous plan as a seed: symbol name -> partition, for names it owned. */
 struct plan_seed {
 	char **names;

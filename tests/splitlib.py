@@ -209,7 +209,7 @@ def split_and_merge(bc, outdir, n, pic=False):
     assert r.returncode == 0, f"ld.lld -r of the partitions failed:\n{r.stderr[-4000:]}"
     final = outdir / "merged.localized.o"
     run([llvm_tool("llvm-objcopy"), f"--localize-symbols={outdir / 'localize.txt'}",
-         merged, final])
+         f"--redefine-syms={outdir / 'rename.txt'}", merged, final])
     return final, plan, objs, localize
 
 

@@ -190,7 +190,7 @@ static void test_dyndep_and_plan(void)
 			   "build mod/a$ b/p1.o: dyndep | mod/a$ b/parts/p1.bc\n  restat = 1\n"
 			   "build mod/a$ b/p2.o: dyndep\n  restat = 1\n"
 			   "build mod/a$ b/native.o: dyndep | mod/a$ b/p0.o mod/a$ b/p1.o "
-			   "mod/a$ b/parts/localize.txt\n  restat = 1\n"));
+			   "mod/a$ b/parts/localize.txt mod/a$ b/parts/rename.txt\n  restat = 1\n"));
 	buf_free(&b);
 	steps_dyndep(&b, "m", 1, 0);
 	CHECK(strstr(b.s, "build m/native.o: dyndep | m/backend.o\n") != NULL);

@@ -75,6 +75,7 @@ def main(argv):
             "promoted": [], "localize": [], "edges": [], "stats": {}}
     write_if_changed(out / "plan.json", json.dumps(plan, indent=1).encode())
     write_if_changed(out / "localize.txt", b"")
+    write_if_changed(out / "rename.txt", b"")
     return 0
 
 
