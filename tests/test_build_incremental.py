@@ -1,0 +1,122 @@
+"""Incremental builds through the real mtpc-split (issue #3 acceptance): after a
+one-function edit of a large module, the split reruns, exactly the slots whose
+partition bitcode changed rerun (the edited function's owner among them, most
+others untouched), then the merge and the link; the program matches a plain
+ThinLTO build of the same sources. Growing and shrinking the partition count
+rebuilds correctly."""
+import hashlib
+import json
+import os
+
+import pytest
+
+from conftest import run
+from test_build_integration import configure, build, inner_log, mtpc_config_dir, splitter
+
+N_FUNCS = 48
+
+
+def big_c(edit=None):
+    """A module of distinct functions (a call chain with statics and a table),
+    so one function can be edited without touching the others."""
+    out = ["#include <stdio.h>", "unsigned run_big(unsigned);"]
+    out += [f"unsigned f{i}(unsigned);" for i in range(N_FUNCS)]
+    for i in range(N_FUNCS):
+        body = f"x = x * {2 * i + 3}u + {i}u;"
+        if edit == i:
+            body = f"x = x * {2 * i + 3}u + {i + 1000}u;"
+        callee = f"f{i + 1}(x ^ {i}u)" if i + 1 < N_FUNCS else "x"
+        out.append(f"static unsigned s{i}(unsigned x) {{ for (int k = 0; k < 3 + {i % 5}; k++) {{ {body} }} return x; }}")
+        out.append(f"__attribute__((noinline)) unsigned f{i}(unsigned x) {{ return s{i}(x) + (x & 1 ? {callee} : x); }}")
+    out.append("unsigned (*const table[])(unsigned) = {" + ", ".join(f"f{i}" for i in range(0, N_FUNCS, 5)) + "};")
+    out.append("unsigned run_big(unsigned n) { unsigned s = 0; for (unsigned i = 0; i < n; i++) "
+               "s += table[i % (sizeof table / sizeof *table)](i) + f0(i); return s; }")
+    return "\n".join(out) + "\n"
+
+
+MAIN_C = '#include <stdio.h>\nunsigned run_big(unsigned);\nint main(void) { printf("%u\\n", run_big(2000)); return 0; }\n'
+
+CMAKE = """cmake_minimum_required(VERSION 3.20)
+project(incr C)
+option(SAMPLE_MTPC "" ON)
+add_executable(app main.c big.c)
+if(SAMPLE_MTPC)
+  find_package(MTPC REQUIRED)
+  mtpc_enable(app)
+else()
+  target_compile_options(app PRIVATE -flto=thin)
+  target_link_options(app PRIVATE -flto=thin -fuse-ld=lld)
+endif()
+"""
+
+
+def write_project(src, edit=None):
+    src.mkdir(exist_ok=True)
+    (src / "CMakeLists.txt").write_text(CMAKE)
+    (src / "main.c").write_text(MAIN_C)
+    (src / "big.c").write_text(big_c(edit))
+
+
+def reference_output(tmp, edit):
+    src, b = tmp / f"ref-src-{edit}", tmp / f"ref-{edit}"
+    write_project(src, edit)
+    configure(src, b, mtpc=False)
+    build(b)
+    return run([b / "app"]).stdout
+
+
+def digests(parts):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(parts.glob("p*.bc"))}
+
+
+@pytest.fixture
+def project(tmp_path):
+    if splitter() == splitter("fake"):
+        pytest.fail("mtpc-split is not built")
+    src, b = tmp_path / "src", tmp_path / "build"
+    write_project(src)
+    configure(src, b, split=splitter("real"))
+    build(b)
+    (moddir,) = (b / "app.mtpc" / "mod").glob("big.c.o-*")
+    return src, b, moddir
+
+
+def test_edit_reruns_only_changed_partitions(project, tmp_path):
+    src, b, moddir = project
+    inner = b / "app.mtpc"
+    parts = moddir / "parts"
+    plan = json.loads((parts / "plan.json").read_text())
+    n = len(plan["partitions"])
+    assert n == 4
+    edited = 17
+    (owner,) = [p["index"] for p in plan["partitions"] if f"f{edited}" in p["owned"]]
+    before = digests(parts)
+    seen = len(inner_log(inner))
+    (src / "big.c").write_text(big_c(edit=edited))
+    build(b)
+    ran = inner_log(inner)[seen:]
+    after = digests(parts)
+    changed = {int(k[1:-3]) for k in after if after[k] != before.get(k)}
+    rel = lambda f: str((moddir / f).relative_to(inner))
+    assert rel("split.dd") in ran and rel("native.o") in ran
+    rerun = {i for i in range(n) if rel(f"p{i}.o") in ran}
+    assert owner in changed and rerun == changed, (owner, changed, rerun)
+    assert len(rerun) < n, "a one-function edit must leave some partitions alone"
+    assert run([b / "app"]).stdout == reference_output(tmp_path, edited)
+    # and nothing more to do
+    seen = len(inner_log(inner))
+    build(b)
+    assert inner_log(inner)[seen:] == []
+
+
+@pytest.mark.parametrize("counts", [(4, 2, 3)])
+def test_partition_count_changes(project, tmp_path, counts):
+    src, b, moddir = project
+    expected = reference_output(tmp_path, None)
+    for k in counts:
+        run(["cmake", f"-DMTPC_MAX_PARTITIONS={k}", b])
+        build(b)
+        plan = json.loads((moddir / "parts" / "plan.json").read_text())
+        assert len(plan["partitions"]) == k
+        assert sorted(p.name for p in (moddir / "parts").glob("p*.bc")) == [f"p{i}.bc" for i in range(k)]
+        assert run([b / "app"]).stdout == expected
