@@ -107,6 +107,11 @@ extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char
 		getModuleSummaryIndexForFile(index_path, /*IgnoreEmptyThinLTOIndexFile=*/true);
 	if (!index)
 		return fail(error, std::string(index_path) + ": " + toString(index.takeError()));
+	if (*index && !(*index)->modulePaths().count(M.getModuleIdentifier()))
+		// The index names modules by the paths the thin link saw; any other
+		// spelling would silently import and internalize nothing.
+		return fail(error, std::string(index_path) + ": no module '" + M.getModuleIdentifier() +
+					   "' in this index (give the input as the thin link saw it)");
 	if (*index) {
 		// As clang's runThinLTOBackend: import what the per-module index names.
 		FunctionImporter::ImportMapTy imports;

@@ -169,3 +169,38 @@ def test_older_llvm_bitcode_accepted(tmp_path):
     _, parts, _ = sl.read_partitions(out, 2)
     for p in parts:
         sl.verify(p)
+
+
+def test_thinlto_import_and_module_path_mismatch(tmp_path):
+    """--thinlto-index imports in-process (the result equals a plain ThinLTO
+    link); a module spelled differently from the thin link's view is an error,
+    never a silent split without imports."""
+    a, b = tmp_path / "a.c", tmp_path / "b.c"
+    a.write_text('#include <stdio.h>\nint g(int);\nstatic int h(int x) { return x * 7; }\n'
+                 'int f(int x) { return g(x) + h(x); }\n'
+                 'int main(int c, char **v) { (void)v; printf("%d\\n", f(c) + h(c + 1)); return 0; }\n')
+    b.write_text("int g(int x) { return x ^ 0x5a; }\n")
+    clang = llvm_tool("clang")
+    for s in (a, b):
+        run([clang, "-O2", "-flto=thin", "-c", s.name, "-o", s.stem + ".o"], cwd=tmp_path)
+    run([clang, "-flto=thin", "-fuse-ld=lld", "a.o", "b.o", "-Wl,--thinlto-index-only=idx.txt",
+         "-Wl,--thinlto-emit-imports-files", "-o", "unused"], cwd=tmp_path)
+    r = sl.split("./a.o", tmp_path / "bad", 2, "--thinlto-index", "a.o.thinlto.bc",
+                 check=False, cwd=tmp_path)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
+    assert "a.o.thinlto.bc" in r.stderr and "./a.o" in r.stderr
+    assert not (tmp_path / "bad" / "plan.json").exists()
+    sl.split("a.o", tmp_path / "out", 2, "--thinlto-index", "a.o.thinlto.bc",
+             "--emit-imported", "a.imported.bc", cwd=tmp_path)
+    imported = run([llvm_tool("opt"), "-S", tmp_path / "a.imported.bc", "-o", "-"]).stdout
+    assert "define available_externally" in imported and "@g(" in imported
+    parts = sorted((tmp_path / "out").glob("p*.bc"))
+    objs = [sl.compile_ir(p, p.with_suffix(".o")) for p in parts]
+    run([llvm_tool("ld.lld"), "-r", *objs, "-o", tmp_path / "m.o"])
+    run([llvm_tool("llvm-objcopy"), f"--localize-symbols={tmp_path / 'out' / 'localize.txt'}",
+         tmp_path / "m.o"])
+    run([clang, "-c", "-x", "ir", "b.o", "-fthinlto-index=b.o.thinlto.bc", "-O2", "-o", "bn.o"],
+        cwd=tmp_path)
+    run([clang, "m.o", "bn.o", "-o", "split"], cwd=tmp_path)
+    run([clang, "-flto=thin", "-fuse-ld=lld", "-O2", "a.o", "b.o", "-o", "ref"], cwd=tmp_path)
+    assert run([tmp_path / "split", "x"]).stdout == run([tmp_path / "ref", "x"]).stdout
