@@ -2,8 +2,9 @@
 # Differential csmith run (larger sample than tests/test_csmith.py, same check): each seed's
 # program is built through mtpc-link with forced splitting (threshold 0, PARTITIONS
 # partitions) and with plain ThinLTO; both must print the same checksums and export the same
-# symbols. Seeds whose program loops or crashes at -O0 are skipped. The build variant
-# (optimization level, -no-pie/-static, -g) cycles with the seed (tests/test_csmith.py VARIANTS).
+# symbols; a relink with the plan cache hit must give the same plans and program. Seeds whose
+# program loops or crashes at -O0 are skipped. The build variant (optimization level,
+# -no-pie/-static, -g) cycles from run to run (tests/test_csmith.py VARIANTS).
 #
 # Usage: scripts/csmith-diff.sh [COUNT [FIRST_SEED [MAX_FUNCS [PARTITIONS [MODULES]]]]]
 #   COUNT (50) runs starting at FIRST_SEED (1000); csmith --max-funcs MAX_FUNCS (20);
@@ -30,12 +31,13 @@ count, first, funcs, parts, modules = map(int, sys.argv[1:6])
 keep = pathlib.Path(sys.argv[6])
 passed, failed, skipped = [], [], []
 t0 = time.time()
-for seed in range(first, first + count * modules, modules):
+for run_index, seed in enumerate(range(first, first + count * modules, modules)):
     with tempfile.TemporaryDirectory(prefix=f"csmith{seed}-") as d:
         try:
             facts = tc.check_seed(seed, d, csmith_opts=["--max-funcs", str(funcs)],
                                   partitions=parts,
-                                  extra_seeds=range(seed + 1, seed + modules))
+                                  extra_seeds=range(seed + 1, seed + modules),
+                                  variant=tc.VARIANTS[(first + run_index) % len(tc.VARIANTS)])
             passed.append(seed)
             print(f"seed {seed}: ok ({facts['variant']}, {facts['partitions']} partitions, "
                   f"{facts['checksum']})",
