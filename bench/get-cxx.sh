@@ -1,0 +1,88 @@
+#!/bin/sh
+# Fetches the large C++ workload (design.md §5): nlohmann/json's unit tests from Debian's
+# source package nlohmann-json3 (header-only library: the tests are template-heavy
+# translation units full of comdats, with vtables from json's exception classes and
+# doctest's reporters).
+#
+# Usage: bench/get-cxx.sh [WORKDIR]        (default WORKDIR: bench/work)
+#
+# Result, in WORKDIR/cxx-src/ (what bench/cxx/CMakeLists.txt uses):
+#   single_include/nlohmann/json.hpp     the library (amalgamated header)
+#   doctest/doctest.h, doctest/doctest_compatibility.h
+#   src/unit.cpp                         doctest's main (DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN)
+#   src/unit-*.cpp, src/*.hpp            the unit tests (one translation unit each)
+#   LICENSE.MIT, VERSION                 upstream licence, Debian package version
+#
+# Steps, each skipped when its result is already there (the script is idempotent):
+#   1. a deb-src stanza for Debian's archive (apt-get source needs one), as in
+#      bench/get-sqlite.sh, then apt-get update;
+#   2. apt-get source nlohmann-json3 into WORKDIR (needs dpkg-dev: scripts/install-deps.sh);
+#   3. copy the files above into WORKDIR/cxx-src (copied last, so a complete folder means
+#      success). Nothing is generated or configured: the sources compile as they are.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$top/bench/work}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+out=$work/cxx-src
+pkg=nlohmann-json3
+
+if [ -f "$out/single_include/nlohmann/json.hpp" ] && [ -f "$out/doctest/doctest.h" ] \
+   && [ -f "$out/src/unit.cpp" ] && [ -f "$out/src/unit-element_access2.cpp" ]; then
+  echo "get-cxx: $out already complete"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# 1. deb-src entry
+has_src() {
+  grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null
+}
+if ! has_src; then
+  src=/etc/apt/sources.list.d/debian.sources
+  if [ ! -f "$src" ]; then
+    echo "get-cxx: no deb-src entry and no $src to derive one from;" >&2
+    echo "  add a 'deb-src' line for Debian's archive to /etc/apt/sources.list" >&2
+    exit 1
+  fi
+  echo "get-cxx: adding a deb-src stanza (from $src) and running apt-get update"
+  sed 's/^Types:[[:space:]]*deb[[:space:]]*$/Types: deb-src/' "$src" \
+    | $SUDO tee /etc/apt/sources.list.d/mtpc-deb-src.sources >/dev/null
+  $SUDO apt-get update -qq
+elif ! apt-cache showsrc $pkg >/dev/null 2>&1; then
+  $SUDO apt-get update -qq
+fi
+
+# 2. the source package
+find_tree() {
+  find "$work" -maxdepth 1 -type d -name "$pkg-[0-9]*" | sort | tail -n 1
+}
+srcdir=$(find_tree)
+if [ -z "$srcdir" ] || [ ! -f "$srcdir/single_include/nlohmann/json.hpp" ]; then
+  echo "get-cxx: apt-get source $pkg (into $work)"
+  # as root apt-get prints a harmless warning about the _apt user's sandbox
+  (cd "$work" && apt-get source -qq $pkg)
+  srcdir=$(find_tree)
+fi
+[ -n "$srcdir" ] && [ -f "$srcdir/single_include/nlohmann/json.hpp" ] \
+  && [ -f "$srcdir/tests/src/unit.cpp" ] \
+  && [ -f "$srcdir/tests/thirdparty/doctest/doctest.h" ] || {
+  echo "get-cxx: apt-get source $pkg gave no tree with single_include/ and tests/" >&2
+  exit 1
+}
+
+# 3. the files the benchmark uses
+rm -rf "$out.tmp"
+mkdir -p "$out.tmp/single_include" "$out.tmp/doctest" "$out.tmp/src"
+cp -R "$srcdir/single_include/nlohmann" "$out.tmp/single_include/"
+cp "$srcdir/tests/thirdparty/doctest/doctest.h" \
+   "$srcdir/tests/thirdparty/doctest/doctest_compatibility.h" "$out.tmp/doctest/"
+cp "$srcdir"/tests/src/unit.cpp "$srcdir"/tests/src/unit-*.cpp "$srcdir"/tests/src/*.hpp \
+   "$out.tmp/src/"
+cp "$srcdir/LICENSE.MIT" "$out.tmp/"
+basename "$srcdir" >"$out.tmp/VERSION"
+rm -rf "$out"
+mv "$out.tmp" "$out"
+echo "get-cxx: $out ready ($(basename "$srcdir"), $(wc -l <"$out/single_include/nlohmann/json.hpp") lines in json.hpp)"
