@@ -62,6 +62,15 @@ void strv_addown(struct strv *sv, char *s)
 
 void strv_add(struct strv *sv, const char *s) { strv_addown(sv, xstrdup(s)); }
 
+void strv_addl(struct strv *sv, ...)
+{
+	va_list ap;
+	va_start(ap, sv);
+	for (const char *s; (s = va_arg(ap, const char *));)
+		strv_add(sv, s);
+	va_end(ap);
+}
+
 void strv_addv(struct strv *sv, const struct strv *other)
 {
 	for (size_t i = 0; i < other->n; i++)

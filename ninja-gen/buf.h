@@ -29,6 +29,8 @@ struct strv {
 void strv_add(struct strv *sv, const char *s);     /* adds a copy */
 void strv_addown(struct strv *sv, char *s);        /* takes ownership */
 void strv_addv(struct strv *sv, const struct strv *other);
+/* Adds copies of each argument up to a NULL: argv words in one statement. */
+void strv_addl(struct strv *sv, ...);
 void strv_free(struct strv *sv);
 
 #endif

@@ -229,21 +229,14 @@ static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struc
 	int r = build_line2(nj, V((char *)out), dwo ? V(dwo) : NULL, "backend", V(m->shard), NULL,
 			    NULL);
 	struct strv cmd = {0};
-	strv_add(&cmd, gc->self);
-	strv_add(&cmd, "--backend-step");
-	strv_add(&cmd, "--out");
-	strv_add(&cmd, out);
+	strv_addl(&cmd, gc->self, "--backend-step", "--out", out, NULL);
 	if (dwo) {
 		strv_add(&cmd, "--dwo");
 		strv_add(&cmd, dwo);
 	}
 	strv_add(&cmd, "--");
 	strv_addv(&cmd, &gc->launcher);
-	strv_add(&cmd, driver);
-	strv_add(&cmd, "-c");
-	strv_add(&cmd, "-x");
-	strv_add(&cmd, "ir");
-	strv_add(&cmd, m->path);
+	strv_addl(&cmd, driver, "-c", "-x", "ir", m->path, NULL);
 	strv_addown(&cmd, xasprintf("-fthinlto-index=%s", m->shard));
 	codegen_flags(lc, &cmd);
 	if (dwo)
@@ -269,20 +262,9 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	/* import + split (fused in mtpc-split), then the dyndep file. */
 	r |= build_line(nj, V(dd, nfile), "split", V(m->shard), NULL, NULL);
 	struct strv cmd = {0};
-	strv_add(&cmd, gc->self);
-	strv_add(&cmd, "--split-step");
-	strv_add(&cmd, "--tool");
-	strv_add(&cmd, gc->split_tool);
-	strv_add(&cmd, "--module");
-	strv_add(&cmd, m->path);
-	strv_add(&cmd, "--index");
-	strv_add(&cmd, m->shard);
-	strv_add(&cmd, "--dir");
-	strv_add(&cmd, dir);
-	strv_add(&cmd, "--kmax");
-	strv_add(&cmd, kmax);
-	strv_add(&cmd, "--reloc");
-	strv_add(&cmd, lc->mode == MODE_STATIC ? "static" : "pic");
+	strv_addl(&cmd, gc->self, "--split-step", "--tool", gc->split_tool, "--module", m->path,
+		  "--index", m->shard, "--dir", dir, "--kmax", kmax, "--reloc",
+		  lc->mode == MODE_STATIC ? "static" : "pic", NULL);
 	if (gc->min_cost) {
 		strv_add(&cmd, "--min-cost");
 		strv_add(&cmd, gc->min_cost);
@@ -309,11 +291,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		buf_add(nj, "  dyndep = ");
 		r |= nw_path(nj, dd);
 		buf_addc(nj, '\n');
-		strv_add(&cmd, gc->self);
-		strv_add(&cmd, "--slot-step");
-		strv_add(&cmd, "--out");
-		strv_add(&cmd, obj);
-		strv_add(&cmd, "--plan");
+		strv_addl(&cmd, gc->self, "--slot-step", "--out", obj, "--plan", NULL);
 		strv_addown(&cmd, xasprintf("%s/parts/plan.json", dir));
 		strv_add(&cmd, "--part");
 		strv_add(&cmd, idx);
@@ -327,11 +305,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		}
 		strv_add(&cmd, "--");
 		strv_addv(&cmd, &gc->launcher);
-		strv_add(&cmd, driver);
-		strv_add(&cmd, "-c");
-		strv_add(&cmd, "-x");
-		strv_add(&cmd, "ir");
-		strv_add(&cmd, bc);
+		strv_addl(&cmd, driver, "-c", "-x", "ir", bc, NULL);
 		codegen_flags(lc, &cmd);
 		if (dwo)
 			split_dwarf_flags(gc, dwo, &cmd);
@@ -352,14 +326,8 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	buf_add(nj, "  dyndep = ");
 	r |= nw_path(nj, dd);
 	buf_addc(nj, '\n');
-	strv_add(&cmd, gc->self);
-	strv_add(&cmd, "--merge-step");
-	strv_add(&cmd, "--dir");
-	strv_add(&cmd, dir);
-	strv_add(&cmd, "--out");
-	strv_add(&cmd, native);
-	strv_add(&cmd, "--llvm-bin");
-	strv_add(&cmd, gc->llvm_bin);
+	strv_addl(&cmd, gc->self, "--merge-step", "--dir", dir, "--out", native, "--llvm-bin",
+		  gc->llvm_bin, NULL);
 	r |= cmd_var(nj, "cmd", cmd.v);
 	buf_printf(nj, "  desc = MTPC merge %s\n", m->key);
 	strv_free(&cmd);
@@ -467,14 +435,8 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 	strv_addv(&ins, &deps);
 	r |= build_line(nj, shards.v, "thinlink", ins.v, V("thinlink.rsp", "modules.list"), NULL);
 	struct strv cmd = {0};
-	strv_add(&cmd, gc->self);
-	strv_add(&cmd, "--thinlink-step");
-	strv_add(&cmd, "--cwd");
-	strv_add(&cmd, gc->outer_cwd);
-	strv_add(&cmd, "--dir");
-	strv_add(&cmd, gc->inner);
-	strv_add(&cmd, "--");
-	strv_add(&cmd, driver);
+	strv_addl(&cmd, gc->self, "--thinlink-step", "--cwd", gc->outer_cwd, "--dir", gc->inner,
+		  "--", driver, NULL);
 	strv_addown(&cmd, xasprintf("@%s/thinlink.rsp", gc->inner));
 	r |= cmd_var(nj, "cmd", cmd.v);
 	buf_add(nj, "  desc = MTPC thin link\n\n");
@@ -496,12 +458,7 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 
 	strv_addv(&natives, &deps);
 	r |= build_line(nj, V(g->output), "link", natives.v, V("link.rsp"), NULL);
-	strv_add(&cmd, gc->self);
-	strv_add(&cmd, "--run-step");
-	strv_add(&cmd, "--cwd");
-	strv_add(&cmd, gc->outer_cwd);
-	strv_add(&cmd, "--");
-	strv_add(&cmd, driver);
+	strv_addl(&cmd, gc->self, "--run-step", "--cwd", gc->outer_cwd, "--", driver, NULL);
 	strv_addown(&cmd, xasprintf("@%s/link.rsp", gc->inner));
 	r |= cmd_var(nj, "cmd", cmd.v);
 	buf_add(nj, "  desc = MTPC link\n\n");
@@ -513,14 +470,8 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 		 * order-only because mtpc-link touches it after the inner build. */
 		g->dwp = xasprintf("%s.dwp", g->output);
 		r |= build_line(nj, V(g->dwp), "dwp", natives.v, V("link.rsp"), V(g->output));
-		strv_add(&cmd, gc->self);
-		strv_add(&cmd, "--dwp-step");
-		strv_add(&cmd, "--out");
-		strv_add(&cmd, g->dwp);
-		strv_add(&cmd, "--llvm-bin");
-		strv_add(&cmd, gc->llvm_bin);
-		strv_add(&cmd, "--");
-		strv_add(&cmd, g->output);
+		strv_addl(&cmd, gc->self, "--dwp-step", "--out", g->dwp, "--llvm-bin",
+			  gc->llvm_bin, "--", g->output, NULL);
 		r |= cmd_var(nj, "cmd", cmd.v);
 		buf_add(nj, "  desc = MTPC dwp\n\n");
 		strv_free(&cmd);

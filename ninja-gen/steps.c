@@ -251,16 +251,9 @@ static int run_split(const struct step *s, int kmax, char **why)
 {
 	char *parts = xasprintf("%s/parts", s->dir);
 	struct strv cmd = {0};
-	strv_add(&cmd, s->tool);
-	strv_add(&cmd, s->module);
-	strv_add(&cmd, "-o");
-	strv_add(&cmd, parts);
-	strv_add(&cmd, "--partitions");
-	strv_add(&cmd, s->kmax);
-	strv_add(&cmd, "--thinlto-index");
-	strv_add(&cmd, s->index);
-	strv_add(&cmd, "--relocation-model");
-	strv_add(&cmd, s->reloc ? s->reloc : "pic");
+	strv_addl(&cmd, s->tool, s->module, "-o", parts, "--partitions", s->kmax,
+		  "--thinlto-index", s->index, "--relocation-model", s->reloc ? s->reloc : "pic",
+		  NULL);
 	if (s->min_cost) {
 		strv_add(&cmd, "--min-cost");
 		strv_add(&cmd, s->min_cost);
@@ -405,10 +398,7 @@ static int dwp_step(const struct step *s)
 	char *tmp = xasprintf("%s.tmp", s->out);
 	struct strv cmd = {0};
 	strv_addown(&cmd, xasprintf("%s/llvm-dwp", bin));
-	strv_add(&cmd, "-e");
-	strv_add(&cmd, s->cmd[0]);
-	strv_add(&cmd, "-o");
-	strv_add(&cmd, tmp);
+	strv_addl(&cmd, "-e", s->cmd[0], "-o", tmp, NULL);
 	unlink(tmp);
 	int st = proc_run(cmd.v, NULL, NULL, NULL);
 	strv_free(&cmd);

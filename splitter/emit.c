@@ -25,7 +25,7 @@ struct shared {
 	pthread_mutex_t lock;
 };
 
-static void diag_handler(LLVMDiagnosticInfoRef di, void *ctx)
+void emit_capture_error(LLVMDiagnosticInfoRef di, void *ctx)
 {
 	char **msg = ctx;
 	if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || *msg)
@@ -254,7 +254,7 @@ static char *build_partition(struct shared *sh, int p, struct emitted *out)
 	double t0 = mtpc_now();
 	char *diag = NULL, *err = NULL;
 	LLVMContextRef ctx = LLVMContextCreate();
-	LLVMContextSetDiagnosticHandler(ctx, diag_handler, &diag);
+	LLVMContextSetDiagnosticHandler(ctx, emit_capture_error, &diag);
 	LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(sh->bc, sh->len, "input", 0);
 	LLVMModuleRef m = NULL;
 	/* The lazy module takes the (non-owning) buffer object over. */

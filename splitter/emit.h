@@ -11,6 +11,10 @@
 
 #include <stddef.h>
 
+/* LLVMContext diagnostic handler that keeps the first error's text in
+ * *(char **)ctx (heap) instead of letting LLVM print it and exit. */
+void emit_capture_error(LLVMDiagnosticInfoRef di, void *ctx);
+
 struct emitted {
 	char *data;     /* bitcode of the partition */
 	size_t len;

@@ -193,16 +193,6 @@ static int is_bitcode(const char *d, size_t n)
 			  (u[0] == 0xDE && u[1] == 0xC0 && u[2] == 0x17 && u[3] == 0x0B));
 }
 
-static void diag_handler(LLVMDiagnosticInfoRef di, void *ctx)
-{
-	char **msg = ctx;
-	if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || *msg)
-		return;
-	char *d = LLVMGetDiagInfoDescription(di);
-	*msg = xstrdup(d);
-	LLVMDisposeMessage(d);
-}
-
 /* Load the module to split: the bitcode bytes (*bc) and a parsed copy. */
 static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, char **diag, char **bc, size_t *len)
 {
@@ -316,7 +306,7 @@ int main(int argc, char **argv)
 	char *diag = NULL, *bc;
 	size_t len;
 	LLVMContextRef ctx = LLVMContextCreate();
-	LLVMContextSetDiagnosticHandler(ctx, diag_handler, &diag);
+	LLVMContextSetDiagnosticHandler(ctx, emit_capture_error, &diag);
 	LLVMModuleRef m = load_input(&o, ctx, &diag, &bc, &len);
 
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];

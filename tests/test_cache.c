@@ -13,17 +13,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(c)                                                                 \
-	do {                                                                     \
-		if (c)                                                           \
-			passed++;                                                \
-		else {                                                           \
-			failed++;                                                \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-		}                                                                \
-	} while (0)
 
 static const char *tmpdir;
 
@@ -434,6 +425,5 @@ int main(int argc, char **argv)
 	test_gc();
 	test_failures();
 	test_concurrency();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return CHECK_REPORT();
 }

@@ -13,17 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(c)                                                                 \
-	do {                                                                     \
-		if (c)                                                           \
-			passed++;                                                \
-		else {                                                           \
-			failed++;                                                \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-		}                                                                \
-	} while (0)
 
 static int path_is(const char *in, const char *want)
 {
@@ -211,6 +202,5 @@ int main(int argc, char **argv)
 	test_linkcmd_and_ar(dir);
 	test_dyndep_and_plan();
 	free(dir);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return CHECK_REPORT();
 }

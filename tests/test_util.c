@@ -8,17 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(c)                                                                 \
-	do {                                                                     \
-		if (c)                                                           \
-			passed++;                                                \
-		else {                                                           \
-			failed++;                                                \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-		}                                                                \
-	} while (0)
 
 int main(int argc, char **argv)
 {
@@ -65,6 +56,5 @@ int main(int argc, char **argv)
 	CHECK(strcmp(s, "42-x") == 0);
 	free(s);
 	free(path);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return CHECK_REPORT();
 }
