@@ -13,7 +13,7 @@
       numbers in the given JSON files (split_bench.py --json, run.py predict/compare --json)
       appear: nothing is filled in. Also --compare JSON.
 
-  bench/run.py compare synth|sqlite [--partitions 2,4,8,16] [--repeat R] [--json OUT]
+  bench/run.py compare synth|sqlite|cxx [--partitions 2,4,8,16] [--repeat R] [--json OUT]
       Issue #5's comparison: configures the project as plain ThinLTO and as MTPC with
       MTPC_MAX_PARTITIONS=k for each k, builds it, then relinks the measured target R times
       from the same objects (removing the output, MTPC's inner build and plan cache) and
@@ -21,6 +21,8 @@
       plain ThinLTO, .text size, whether the program's output is identical, and for MTPC the
       critical path of the inner build and its predicted makespan at 4/16/64 cores.
       Heavy: at the default size each link is ~15 s of backend per configuration.
+      Workloads: synth (bench/gen_synthetic.py), sqlite (the sqlite3 shell, bench/sqlite),
+      cxx (nlohmann/json's unit test json_unit, bench/cxx, fetched by bench/get-cxx.sh).
 """
 import argparse
 import json
@@ -65,6 +67,8 @@ PROJECTS = {
     # name: (CMake prefix, link target measured, arguments of the output check run)
     "synth": ("SYNTH", "synth", []),
     "sqlite": ("SQLITE", "sqlite3", [":memory:", SQLITE_CHECK]),
+    # doctest --success: every assertion with its expanded values, not just the summary
+    "cxx": ("CXX", "json_unit", ["--success"]),
 }
 
 
@@ -86,6 +90,9 @@ def compare_source(args):
             f"synth-s{args.seed}-l{args.lines}"
         gen_synthetic.generate(src, args.seed, args.lines)
         return src
+    if args.project == "cxx":
+        lib.run_measured([lib.ROOT / "bench" / "get-cxx.sh"])
+        return lib.ROOT / "bench" / "cxx"
     lib.run_measured([lib.ROOT / "bench" / "get-sqlite.sh"])
     return lib.ROOT / "bench" / "sqlite"
 
@@ -95,8 +102,10 @@ def cmd_compare(args):
     compiled objects, measured (wall and total CPU of the whole link, inner build included)."""
     prefix, target, check_args = PROJECTS[args.project]
     src = compare_source(args)
-    out = pathlib.Path(args.work).resolve() / (src.name if args.project == "synth" else "sqlite")
+    out = pathlib.Path(args.work).resolve() / (src.name if args.project == "synth"
+                                               else args.project)
     clang = lib.llvm_tool("clang")
+    clangxx = lib.llvm_tool("clang++") if args.project == "cxx" else None
     configs = [("thin", None)] + [(f"mtpc-{k}", int(k)) for k in args.partitions.split(",")]
     results = {"project": args.project, "source": str(src), "target": target,
                "repeat": args.repeat, "configs": {}}
@@ -106,6 +115,8 @@ def cmd_compare(args):
     for name, k in configs:
         bld = out / name
         cfg = ["cmake", "-G", "Ninja", "-S", src, "-B", bld, f"-DCMAKE_C_COMPILER={clang}"]
+        if args.project == "cxx":
+            cfg.append(f"-DCMAKE_CXX_COMPILER={clangxx}")
         if k is not None:
             cfg += [f"-D{prefix}_USE_MTPC=ON", f"-DMTPC_DIR={lib.ROOT}",
                     f"-DMTPC_MAX_PARTITIONS={k}", f"-DMTPC_CACHE={bld / 'plans.sqlite'}",
@@ -275,8 +286,9 @@ plot {plots}
 
 def compare_section(i, data, out):
     base = data["configs"]["thin"]
-    what = (f"synthetic, {data['lines']} lines, seed {data['seed']}"
-            if data["project"] == "synth" else "SQLite")
+    what = {"synth": f"synthetic, {data.get('lines')} lines, seed {data.get('seed')}",
+            "sqlite": "SQLite", "cxx": "nlohmann/json unit test"}.get(data["project"],
+                                                                      data["project"])
     lines = [f"### Whole link of `{data['target']}` ({what}), medians of {data['repeat']}", "",
              "| build | link wall | / plain | link CPU | / plain | .text bytes | same output "
              "| inner critical path | predicted 4 / 16 / 64 cores |",
