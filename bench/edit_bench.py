@@ -137,10 +137,22 @@ def edit_text(lines, d, k, kind):
     return "".join(out), j
 
 
+def preprocessed(clang, cflags, text, tmp):
+    """The preprocessor's output of a source text, without line markers."""
+    probe = tmp / "probe.c"
+    probe.write_text(text, errors="surrogateescape")
+    r = lib.run_measured([clang, "-E", "-P", *cflags, probe, "-o", tmp / "probe.i"],
+                         check=False)
+    out = (tmp / "probe.i").read_text(errors="replace") if r.returncode == 0 else None
+    for f in ("probe.c", "probe.i"):
+        (tmp / f).unlink(missing_ok=True)
+    return out
+
+
 def choose_edits(src_lines, owned, k, kind, clang, cflags, tmp, log):
     """k functions: owned by the split, mid-sized (between the median and the 90th percentile
-    of body lengths), evenly spaced through the file; each must be compiled (not #if'd out:
-    probed by preprocessing with a marker) and have a line the edit kind can change."""
+    of body lengths), evenly spaced through the file; each edit must change the preprocessed
+    source (not #if'd out, not inside a disabled assert())."""
     defs = find_definitions(src_lines)
     cands = [(name, d) for name, d in defs.items() if name in owned]
     if not cands:
@@ -151,32 +163,27 @@ def choose_edits(src_lines, owned, k, kind, clang, cflags, tmp, log):
     mid = sorted(((d[1], name, d) for name, d in cands if lo <= d[2] - d[1] <= hi))
     log(f"  {len(defs)} definitions found, {len(cands)} owned by the split, {len(mid)} "
         f"mid-sized ({lo}-{hi} lines)")
+    orig_pp = preprocessed(clang, cflags, "".join(src_lines), tmp)
     chosen = []
     tried = set()
     for slot in range(k):
         start = (len(mid) * (2 * slot + 1)) // (2 * k)
         for idx in list(range(start, len(mid))) + list(range(0, start)):
-            if idx in tried:
+            if idx in tried or len(tried) > 200:
                 continue
             tried.add(idx)
             _, name, d = mid[idx]
             text, line = edit_text(src_lines, d, len(chosen) + 1, kind)
-            if text is None:
+            if text is None or "assert(" in src_lines[line]:
                 continue
-            probe_text, _ = edit_text(src_lines, d, 0, "asm")
-            probe = tmp / "probe.c"
-            probe.write_text(probe_text, errors="surrogateescape")
-            pp = lib.run_measured([clang, "-E", *cflags, probe, "-o", tmp / "probe.i"],
-                                  check=False)
-            if pp.returncode == 0 and MARKER in (tmp / "probe.i").read_text(errors="replace"):
+            pp = preprocessed(clang, cflags, text, tmp)
+            if pp is not None and pp != orig_pp:
                 chosen.append({"function": name, "line": line + 1, "kind": kind,
                                "old": src_lines[line].strip(),
                                "new": text.splitlines()[line].strip(),
                                "body_lines": d[2] - d[1], "k": len(chosen) + 1,
                                "text": text})
                 break
-    for f in ("probe.c", "probe.i"):
-        (tmp / f).unlink(missing_ok=True)
     if len(chosen) < k:
         log(f"  only {len(chosen)} usable edits found (asked {k})")
     return chosen
@@ -690,8 +697,11 @@ def main(argv=None):
         e["edited_functions"] = edited_functions(orig_import, p["import"], tools["llvm-dis"])
         log(f"    functions changed in the post-import module: {e['edited_functions']}")
         if not e["edited_functions"]:
-            raise lib.BenchError(f"edit {e['k']} ({e['function']}) changed no function of "
-                                 "the post-import module")
+            log(f"  warning: edit {e['k']} ({e['function']}) changed no function of the "
+                "post-import module: dropped")
+    edits = [e for e in edits if e["edited_functions"]]
+    if not edits:
+        raise lib.BenchError("no edit changed the post-import module")
 
     res = {"source": str(pathlib.Path(sources[args.module])), "partitions": ns,
            "repeat": args.repeat, "opt": args.opt, "edits": edits,
