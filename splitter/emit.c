@@ -149,6 +149,15 @@ static char *transform(LLVMModuleRef m, const struct module_info *mi, const stru
 		free(vals);
 		return xasprintf("module enumerates differently (%d vs %d globals)", n, mi->nsyms);
 	}
+	for (int i = 0; i < n; i++) {
+		size_t len;
+		const char *nm = LLVMGetValueName2(vals[i], &len);
+		if (strcmp(nm ? nm : "", mi->syms[i].name) != 0) {
+			free(vals);
+			return xasprintf("module enumerates differently at global %d ('%s' vs '%s')", i,
+					 nm ? nm : "", mi->syms[i].name);
+		}
+	}
 	const unsigned char *member = plan->member[p];
 	/* The module was opened lazily: load the bodies this partition keeps
 	 * before anything is replaced, so their references resolve to the

@@ -206,7 +206,6 @@ static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, cha
 		if (mtpc_thin_import(ctx, o->input, o->index, o->pic, &im, &err) < 0)
 			mtpc_fatal("%s", err ? err : "ThinLTO import failed");
 		LLVMMemoryBufferRef mb = LLVMWriteBitcodeToMemoryBuffer(im);
-		LLVMDisposeModule(im);
 		free(*bc);
 		*len = LLVMGetBufferSize(mb);
 		*bc = xmalloc(*len);
@@ -214,9 +213,11 @@ static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, cha
 		LLVMDisposeMemoryBuffer(mb);
 		if (o->imported && mtpc_write_file(o->imported, *bc, *len, MTPC_WRITE_IF_CHANGED) < 0)
 			mtpc_fatal("%s: cannot write: %s", o->imported, strerror(errno));
+		/* The bitcode writer keeps global order, so the imported module can
+		 * be analysed as is; each partition thread checks that its copy
+		 * enumerates the same names (emit.c). */
+		return im;
 	}
-	/* Analyse a module parsed from exactly the bytes the partition threads
-	 * parse, so global order is identical everywhere. */
 	LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(*bc, *len, o->input, 0);
 	LLVMModuleRef m = NULL;
 	int bad = LLVMParseBitcodeInContext2(ctx, buf, &m);
