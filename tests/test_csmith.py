@@ -110,7 +110,8 @@ def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build
     sources = []  # (source, extra flags)
     for k, s in enumerate(seeds):
         src = work / f"csmith{s}.c"
-        _must([CSMITH, "--seed", s, *csmith_opts, "-o", src], "csmith")
+        # csmith writes platform.info into its working directory: keep it in work.
+        _must([CSMITH, "--seed", s, *csmith_opts, "-o", src], "csmith", cwd=work)
         sources.append((src, [f"-Dmain=csmith_main_{k}"] if len(seeds) > 1 else []))
     if len(seeds) > 1:
         driver = work / "driver.c"
