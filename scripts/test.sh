@@ -7,6 +7,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 scripts/install-deps.sh
+# SQLite's amalgamation (Debian source package) for the SQLite tests; they skip without it.
+bench/get-sqlite.sh >/dev/null || echo "test.sh: warning: could not fetch SQLite; its tests will skip" >&2
 scripts/build.sh build
 MTPC_SANITIZE=ON scripts/build.sh build-asan
 
