@@ -4,7 +4,7 @@
 set -eu
 
 PACKAGES="
-  clang-19 lld-19 llvm-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev
+  clang-19 lld-19 llvm-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev libstdc++-12-dev
   cmake ninja-build pkg-config
   libsqlite3-dev libjansson-dev zlib1g-dev libzstd-dev
   python3 python3-pytest
