@@ -497,6 +497,15 @@ static void decide_roles(struct module_info *mi, int ncomdats, const struct anal
 	}
 	free(gcost);
 	free(gbad);
+	/* Small static functions: duplicated rather than promoted, so every
+	 * partition calling one can inline it and drop it, as the unsplit module
+	 * does; where two partitions keep it, the comdat leaves one (partition.c). */
+	for (int i = 0; i < mi->nsyms; i++) {
+		struct sym *s = &S[i];
+		if (s->role == ROLE_OWNED && s->kind == SYM_FUNC && (s->flags & SF_LOCAL) && s->comdat < 0 &&
+		    !(s->flags & (never_dup | SF_NOINLINE)) && s->cost <= opt->local_dup_limit)
+			s->role = ROLE_DUP;
+	}
 	/* Aliases and ifuncs follow their base object. */
 	for (int i = 0; i < mi->nsyms; i++)
 		if ((S[i].kind == SYM_ALIAS || S[i].kind == SYM_IFUNC))
@@ -743,6 +752,77 @@ static void build_guid_table(struct walker *w)
 	free(t);
 }
 
+/* The digits of `name.llvm.<digits>`, or NULL. */
+const char *llvm_suffix(const char *name)
+{
+	const char *p = strstr(name, ".llvm.");
+	if (!p)
+		return NULL;
+	for (;;) {
+		const char *q = strstr(p + 1, ".llvm.");
+		if (!q)
+			break;
+		p = q;
+	}
+	p += 6;
+	if (!*p)
+		return NULL;
+	for (const char *d = p; *d; d++)
+		if (*d < '0' || *d > '9')
+			return NULL;
+	return p;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* ThinLTO names the module's own promoted locals `f.llvm.<hash of the
+ * module>`: the most common suffix among its definitions. Any edit changes the
+ * hash and so every partition naming one of them; partitions use
+ * `f.llvm.mtpc` instead and the merge restores the real names (rename.txt). */
+static void stabilize_thinlto_names(struct module_info *mi)
+{
+	const char **suf = xmalloc((mi->nsyms + 1) * sizeof *suf);
+	int n = 0;
+	for (int i = 0; i < mi->nsyms; i++) {
+		const struct sym *s = &mi->syms[i];
+		const char *x = llvm_suffix(s->name);
+		if (x && (s->kind == SYM_FUNC || s->kind == SYM_VAR) && !LLVMIsDeclaration(s->v) &&
+		    s->linkage != LLVMAvailableExternallyLinkage)
+			suf[n++] = x;
+	}
+	const char *own = NULL;
+	if (n) {
+		qsort(suf, n, sizeof *suf, cmp_cstr);
+		int best = 0;
+		for (int i = 0, run = 1; i < n; i++, run++) {
+			if (i + 1 < n && strcmp(suf[i], suf[i + 1]) == 0)
+				continue;
+			if (run > best) {
+				best = run;
+				own = suf[i];
+			}
+			run = 0;
+		}
+	}
+	char *own_copy = own ? xstrdup(own) : NULL;
+	free(suf);
+	if (!own_copy)
+		return;
+	for (int i = 0; i < mi->nsyms; i++) {
+		struct sym *s = &mi->syms[i];
+		const char *x = llvm_suffix(s->name);
+		if (!x || strcmp(x, own_copy) != 0)
+			continue;
+		s->orig_name = s->name;
+		s->name = xasprintf("%.*smtpc", (int)(x - s->name), s->name);
+		mi->nstable++;
+	}
+	free(own_copy);
+}
+
 void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct module_info *mi)
 {
 	memset(mi, 0, sizeof *mi);
@@ -804,6 +884,7 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	}
 	w.prof_kind = LLVMGetMDKindIDInContext(LLVMGetModuleContext(m), "prof", 4);
 	build_guid_table(&w);
+	stabilize_thinlto_names(mi);
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &mi->syms[i];
 		w.cur = i;
@@ -875,6 +956,7 @@ void module_info_free(struct module_info *mi)
 {
 	for (int i = 0; i < mi->nsyms; i++) {
 		free(mi->syms[i].name);
+		free(mi->syms[i].orig_name);
 		free(mi->syms[i].refs);
 		free(mi->syms[i].calls);
 		free(mi->syms[i].vp);
@@ -894,6 +976,8 @@ void module_info_free(struct module_info *mi)
 char *sym_display_name(const struct module_info *mi, int i)
 {
 	const struct sym *s = &mi->syms[i];
+	if (s->orig_name)
+		return xstrdup(s->orig_name);
 	if (s->name[0])
 		return xstrdup(s->name);
 	static const char *kinds[] = {"func", "var", "alias", "ifunc"};

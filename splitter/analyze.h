@@ -17,8 +17,10 @@ enum sym_role {
 	ROLE_IMPORTED, /* available_externally in the input (ThinLTO import): every
 	                  partition that reaches it carries the body for inlining */
 	ROLE_DUP,      /* may exist once per partition without changing behaviour
-	                  (small linkonce_odr comdat; local unnamed_addr constant);
-	                  the linker keeps one copy or the copies are local */
+	                  (small linkonce_odr comdat; local unnamed_addr constant;
+	                  small static function, which partitions sharing it carry
+	                  as a hidden linkonce_odr comdat of its own); the linker
+	                  keeps one copy or the copies are local */
 	ROLE_OWNED,    /* defined by exactly one partition, the owner of its unit */
 	ROLE_SPECIAL,  /* llvm.used, llvm.global_ctors, ...: rebuilt per partition */
 	ROLE_DEAD,     /* discardable and unreachable from any root: in no partition
@@ -41,7 +43,12 @@ enum {
 
 struct sym {
 	LLVMValueRef v;      /* in the analysis module */
-	char *name;          /* as in the module; "" if unnamed */
+	char *name;          /* as in the module ("" if unnamed), except the module's
+	                        own ThinLTO promotions: see orig_name */
+	char *orig_name;     /* NULL, or for `f.llvm.<module hash>` (ThinLTO's names
+	                        for the module's own promoted locals, which change
+	                        with every edit) the real name, while name is the
+	                        edit-stable `f.llvm.mtpc` the partitions use */
 	enum sym_kind kind;
 	enum sym_role role;
 	LLVMLinkage linkage;
@@ -79,6 +86,7 @@ struct module_info {
 	char *source_file;
 	char *module_id;
 	int has_asm;
+	int nstable;          /* symbols given edit-stable names */
 };
 
 /* Enumerate the module's globals in the canonical order into *vals (heap
@@ -89,6 +97,7 @@ int sym_enumerate(LLVMModuleRef m, LLVMValueRef **vals);
 struct analyze_opts {
 	long dup_limit;  /* largest linkonce_odr comdat (instructions) duplicated per partition */
 	long join_limit; /* largest single-caller local function folded into its caller's unit */
+	long local_dup_limit; /* largest static function carried by every partition that calls it */
 };
 
 /* The global value under constant casts (aliasees, llvm.used and ctor
@@ -99,7 +108,11 @@ LLVMValueRef strip_to_global(LLVMValueRef c);
 void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct module_info *out);
 void module_info_free(struct module_info *mi);
 
-/* Display name of symbol i ("<name>" or "<anon-var-12>"): heap string. */
+/* The digits of a ThinLTO promotion suffix `name.llvm.<digits>`, or NULL. */
+const char *llvm_suffix(const char *name);
+
+/* Display name of symbol i, as in the final object ("<name>", the real
+ * `.llvm.<hash>` name, or "<anon-var-12>"): heap string. */
 char *sym_display_name(const struct module_info *mi, int i);
 
 #endif

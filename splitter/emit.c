@@ -152,12 +152,16 @@ static char *transform(LLVMModuleRef m, const struct module_info *mi, const stru
 	for (int i = 0; i < n; i++) {
 		size_t len;
 		const char *nm = LLVMGetValueName2(vals[i], &len);
-		if (strcmp(nm ? nm : "", mi->syms[i].name) != 0) {
+		const char *want = mi->syms[i].orig_name ? mi->syms[i].orig_name : mi->syms[i].name;
+		if (strcmp(nm ? nm : "", want) != 0) {
 			free(vals);
 			return xasprintf("module enumerates differently at global %d ('%s' vs '%s')", i,
-					 nm ? nm : "", mi->syms[i].name);
+					 nm ? nm : "", want);
 		}
 	}
+	for (int i = 0; i < n; i++)
+		if (mi->syms[i].orig_name)
+			LLVMSetValueName2(vals[i], mi->syms[i].name, strlen(mi->syms[i].name));
 	const unsigned char *member = plan->member[p];
 	/* The module was opened lazily: load the bodies this partition keeps
 	 * before anything is replaced, so their references resolve to the
@@ -209,6 +213,13 @@ static char *transform(LLVMModuleRef m, const struct module_info *mi, const stru
 				LLVMSetLinkage(v, LLVMWeakAnyLinkage);
 			break;
 		case M_CARRY:
+			if (promoted && s->kind == SYM_FUNC) {
+				/* A static several partitions carry (partition.c). */
+				LLVMSetLinkage(v, LLVMLinkOnceODRLinkage);
+				LLVMSetVisibility(v, LLVMHiddenVisibility);
+				mtpc_set_dso_local(v, 1);
+				LLVMSetComdat(v, LLVMGetOrInsertComdat(m, promoted));
+			}
 			break;
 		case M_COPY:
 			LLVMSetLinkage(v, LLVMAvailableExternallyLinkage);

@@ -22,7 +22,7 @@
 
 #define VERSION "0.1.0"
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 5
+#define ALGORITHM 7
 
 static void usage(FILE *f)
 {
@@ -54,6 +54,9 @@ static void usage(FILE *f)
 		"                            (default 0.10)\n"
 		"      --dup-limit I         largest linkonce_odr comdat, in instructions, that\n"
 		"                            every partition using it carries (default 200)\n"
+		"      --local-dup-limit I   largest static function, in instructions, that every\n"
+		"                            partition calling it carries instead of a promoted\n"
+		"                            symbol, so each can inline it (default 150)\n"
 		"      --join-limit I        largest static function, in instructions, kept with\n"
 		"                            its only caller (default 300)\n"
 		"      --balance-slack F     allowed overshoot of the ideal partition cost\n"
@@ -81,7 +84,7 @@ static void usage(FILE *f)
 struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
 	int partitions, jobs, verify, pic, use_seed, stats, no_cache;
-	long min_cost, copy_limit, dup_limit, join_limit;
+	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit;
 	double copy_budget, slack;
 };
 
@@ -114,7 +117,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
+	       O_SLACK, O_JOIN_LIMIT, O_LOCAL_DUP_LIMIT, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -129,6 +132,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"dup-limit", required_argument, 0, O_DUP_LIMIT},
 		{"balance-slack", required_argument, 0, O_SLACK},
 		{"join-limit", required_argument, 0, O_JOIN_LIMIT},
+		{"local-dup-limit", required_argument, 0, O_LOCAL_DUP_LIMIT},
 		{"seed-plan", required_argument, 0, O_SEED_PLAN},
 		{"no-seed", no_argument, 0, O_NO_SEED},
 		{"verify", no_argument, 0, O_VERIFY},
@@ -141,7 +145,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{0, 0, 0, 0},
 	};
 	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
-			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .copy_budget = 0.10, .slack = 0.02};
+			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 150, .copy_budget = 0.10, .slack = 0.02};
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:n:j:h", longopts, NULL)) != -1) {
@@ -163,6 +167,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_DUP_LIMIT: o->dup_limit = parse_long("--dup-limit", optarg, 0, 1L << 30); break;
 		case O_SLACK: o->slack = parse_double("--balance-slack", optarg, 0, 10); break;
 		case O_JOIN_LIMIT: o->join_limit = parse_long("--join-limit", optarg, 0, 1L << 30); break;
+		case O_LOCAL_DUP_LIMIT:
+			o->local_dup_limit = parse_long("--local-dup-limit", optarg, 0, 1L << 30);
+			break;
 		case O_SEED_PLAN: o->seed_plan = optarg; break;
 		case O_NO_SEED: o->use_seed = 0; break;
 		case O_VERIFY: o->verify = 1; break;
@@ -313,8 +320,8 @@ int main(int argc, char **argv)
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
 	char *options_text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g dup-limit=%ld "
-				       "balance-slack=%g join-limit=%ld",
-				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.dup_limit, o.slack, o.join_limit);
+				       "balance-slack=%g join-limit=%ld local-dup-limit=%ld",
+				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.dup_limit, o.slack, o.join_limit, o.local_dup_limit);
 	mtpc_hash_hex(options_text, strlen(options_text), options_hash);
 
 	int rc = 0;
@@ -356,7 +363,7 @@ int main(int argc, char **argv)
 	}
 
 	struct module_info mi;
-	struct analyze_opts aopt = {o.dup_limit, o.join_limit};
+	struct analyze_opts aopt = {o.dup_limit, o.join_limit, o.local_dup_limit};
 	analyze_module(m, &aopt, &mi);
 	struct partition_opts popt = {
 		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
@@ -437,9 +444,9 @@ int main(int argc, char **argv)
 		}
 		fprintf(stderr,
 			"mtpc-split: %s: %d partitions, %d functions (%d dead), %d units, largest unit %.1f%%, "
-			"%d promoted, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s\n",
+			"%d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s\n",
 			o.input, plan.n, mi.nfuncs_defined, mi.ndead, mi.nunits,
-			mi.total_cost ? 100.0 * plan.largest_unit / mi.total_cost : 0.0, plan.npromoted, plan.ncopies,
+			mi.total_cost ? 100.0 * plan.largest_unit / mi.total_cost : 0.0, plan.npromoted, plan.nshared_dups, plan.ncopies,
 			mi.total_cost ? 100.0 * (sum - mi.total_cost) / mi.total_cost : 0.0,
 			sum ? (double)maxc * plan.n / sum : 0.0, plan.nseeded, exact ? " (cache hit)" : "", mtpc_now() - t0);
 	}

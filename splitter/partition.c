@@ -314,6 +314,8 @@ static void name_promoted(struct ctx *c)
 		if (!P->new_name[i])
 			continue;
 		free(P->new_name[i]);
+		if (mi->syms[i].role != ROLE_DUP)
+			P->npromoted++;
 		const char *base = mi->syms[i].name;
 		char *anon = base[0] ? NULL : xasprintf("__mtpc_anon%d", i);
 		char *nm = xasprintf("%s.mtpc.%s", anon ? anon : base, hex);
@@ -323,7 +325,6 @@ static void name_promoted(struct ctx *c)
 		}
 		free(anon);
 		P->new_name[i] = nm;
-		P->npromoted++;
 	}
 	free(names);
 }
@@ -380,6 +381,22 @@ void partition_module(const struct module_info *mi, const struct partition_opts 
 	if (n > 1)
 		for (int p = 0; p < n; p++)
 			add_copies(&c, p);
+	/* A duplicated static function that several partitions carry becomes a
+	 * hidden linkonce_odr in a comdat of its own under a promoted name (emit.c);
+	 * carried by one partition it stays internal, and keeps the inliner's
+	 * last-call bonus. */
+	for (int i = 0; i < mi->nsyms; i++) {
+		const struct sym *s = &mi->syms[i];
+		if (s->role != ROLE_DUP || s->kind != SYM_FUNC || !(s->flags & SF_LOCAL))
+			continue;
+		int carriers = 0;
+		for (int p = 0; p < n; p++)
+			carriers += P->member[p][i] == M_CARRY;
+		if (carriers > 1) {
+			P->new_name[i] = xstrdup("");
+			P->nshared_dups++;
+		}
+	}
 	/* Copies may carry duplicated constants whose references reach further
 	 * locals: promote those too (correctness first; they are rare). */
 	for (int i = 0; i < mi->nsyms; i++)

@@ -43,6 +43,7 @@ struct split_plan {
 	long *cost, *copy_cost;   /* per partition */
 	int asm_partition;        /* partition that gets module inline asm */
 	int npromoted, ncopies, nseeded;
+	int nshared_dups;         /* static functions duplicated into several partitions */
 	int nunseeded;            /* units the seed had no (single) answer for */
 	long largest_unit;
 };

@@ -95,6 +95,7 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 	json_object_set_new(st, "value_profile_targets", json_integer(mi->nvp_targets));
 	json_object_set_new(st, "promoted", json_integer(P->npromoted));
 	json_object_set_new(st, "copies", json_integer(P->ncopies));
+	json_object_set_new(st, "shared_static_duplicates", json_integer(P->nshared_dups));
 	json_object_set_new(root, "stats", st);
 	char *s = json_dumps(root, JSON_INDENT(1));
 	json_decref(root);
@@ -128,13 +129,18 @@ char *plan_rename_list(const struct module_info *mi, const struct split_plan *P)
 		char *out = pass ? xmalloc(len + 1) : NULL, *q = out;
 		for (int i = 0; i < mi->nsyms; i++) {
 			const struct sym *s = &mi->syms[i];
-			if (!P->new_name[i] || !s->name[0] || s->linkage != LLVMInternalLinkage)
+			const char *from = P->new_name[i], *to = s->name;
+			if (s->orig_name && P->n > 1) {
+				from = s->name;
+				to = s->orig_name;
+			} else if (!from || !s->name[0] || s->linkage != LLVMInternalLinkage) {
 				continue;
-			size_t a = strlen(P->new_name[i]), b = strlen(s->name);
+			}
+			size_t a = strlen(from), b = strlen(to);
 			if (pass) {
-				memcpy(q, P->new_name[i], a);
+				memcpy(q, from, a);
 				q[a] = ' ';
-				memcpy(q + a + 1, s->name, b);
+				memcpy(q + a + 1, to, b);
 				q[a + 1 + b] = '\n';
 				q += a + b + 2;
 			} else {
@@ -194,7 +200,12 @@ int plan_seed_parse(const char *text, struct plan_seed *seed, char **error)
 		json_t *owned = json_object_get(o, "owned");
 		for (size_t k = 0; k < json_array_size(owned); k++) {
 			const char *nm = json_string_value(json_array_get(owned, k));
-			if (nm)
+			const char *x = nm ? llvm_suffix(nm) : NULL;
+			/* ThinLTO's `.llvm.<hash>` changes with every edit: match the
+			 * edit-stable name the analysis uses (analyze.h). */
+			if (x)
+				e[n++] = (struct seed_entry){xasprintf("%.*smtpc", (int)(x - nm), nm), (int)p};
+			else if (nm)
 				e[n++] = (struct seed_entry){xstrdup(nm), (int)p};
 		}
 	}

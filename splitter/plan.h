@@ -21,11 +21,12 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *plan, 
 /* Symbols to make local again after the merge, one per line. Heap string. */
 char *plan_localize_list(const struct module_info *mi, const struct split_plan *plan);
 
-/* Names to give promoted internals back once they are local again, one
- * "promoted original" pair per line (for `llvm-objcopy --redefine-syms`), so
- * symbolizers and profilers show the names the unsplit build has. Private and
- * unnamed symbols keep their promoted names: they have none of their own in
- * an object file. Heap string. */
+/* Names to restore after the merge, one "partition-name real-name" pair per
+ * line (for `llvm-objcopy --redefine-syms`): promoted internals get their own
+ * names back once they are local again, so symbolizers and profilers show what
+ * the unsplit build shows (private and unnamed ones keep the promoted name:
+ * they have none in an object file); the module's own ThinLTO promotions get
+ * their real `.llvm.<hash>` names back from the edit-stable ones. Heap string. */
 char *plan_rename_list(const struct module_info *mi, const struct split_plan *plan);
 
 /* A previous plan as a seed: symbol name -> partition, for names it owned. */

@@ -78,9 +78,6 @@ def test_unchanged_partitions_modulo_thinlto_names(result):
     assert r["fraction_modulo_llvm_hash"] > 0
 
 
-@pytest.mark.xfail(reason="ThinLTO's promoted names (.llvm.<module hash>) change with any "
-                   "edit, and the seed does not match them: tests/repro/seed_llvm_hash.sh",
-                   strict=False)
 def test_some_partition_file_stays_identical(result):
     (r,) = result["stability"]["4"]["per_edit"]["mtpc-split (seed)"]
     assert r["identical"] >= 1
