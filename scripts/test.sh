@@ -7,8 +7,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 scripts/install-deps.sh
-# SQLite's amalgamation (Debian source package) for the SQLite tests; they skip without it.
+# Workload sources from Debian source packages (SQLite, nlohmann-json3) for the slow
+# end-to-end tests; they skip without them.
 bench/get-sqlite.sh >/dev/null || echo "test.sh: warning: could not fetch SQLite; its tests will skip" >&2
+bench/get-cxx.sh >/dev/null || echo "test.sh: warning: could not fetch the C++ workload; its tests will skip" >&2
 scripts/build.sh build
 MTPC_SANITIZE=ON scripts/build.sh build-asan
 
