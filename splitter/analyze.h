@@ -38,7 +38,6 @@ enum {
 	SF_INTERPOSABLE = 1 << 7, /* weak, linkonce, common, extern_weak: never copied */
 	SF_CONST = 1 << 8,        /* constant variable */
 	SF_SECTION = 1 << 9,      /* explicit section */
-	SF_PROMOTE = 1 << 10,     /* local, referenced from another partition */
 };
 
 struct sym {
