@@ -22,7 +22,7 @@
 
 #define VERSION "0.1.0"
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 7
+#define ALGORITHM 9
 
 static void usage(FILE *f)
 {
@@ -56,7 +56,11 @@ static void usage(FILE *f)
 		"                            every partition using it carries (default 200)\n"
 		"      --local-dup-limit I   largest static function, in instructions, that every\n"
 		"                            partition calling it carries instead of a promoted\n"
-		"                            symbol, so each can inline it (default 150)\n"
+		"                            symbol, so each can inline it (default 0: off;\n"
+		"                            see docs/splitter.md for why)\n"
+		"      --local-dup-budget F  extra work those duplicates may add, as a fraction\n"
+		"                            of the module; smallest first, the rest are promoted\n"
+		"                            (default 0.03)\n"
 		"      --join-limit I        largest static function, in instructions, kept with\n"
 		"                            its only caller (default 300)\n"
 		"      --balance-slack F     allowed overshoot of the ideal partition cost\n"
@@ -85,7 +89,7 @@ struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
 	int partitions, jobs, verify, pic, use_seed, stats, no_cache;
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit;
-	double copy_budget, slack;
+	double copy_budget, slack, local_dup_budget;
 };
 
 static long parse_long(const char *opt, const char *s, long lo, long hi)
@@ -117,7 +121,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_LOCAL_DUP_LIMIT, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
+	       O_SLACK, O_JOIN_LIMIT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -133,6 +137,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"balance-slack", required_argument, 0, O_SLACK},
 		{"join-limit", required_argument, 0, O_JOIN_LIMIT},
 		{"local-dup-limit", required_argument, 0, O_LOCAL_DUP_LIMIT},
+		{"local-dup-budget", required_argument, 0, O_LOCAL_DUP_BUDGET},
 		{"seed-plan", required_argument, 0, O_SEED_PLAN},
 		{"no-seed", no_argument, 0, O_NO_SEED},
 		{"verify", no_argument, 0, O_VERIFY},
@@ -145,7 +150,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{0, 0, 0, 0},
 	};
 	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
-			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 150, .copy_budget = 0.10, .slack = 0.02};
+			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 0, .copy_budget = 0.10, .slack = 0.02,
+			      .local_dup_budget = 0.03};
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:n:j:h", longopts, NULL)) != -1) {
@@ -167,6 +173,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_DUP_LIMIT: o->dup_limit = parse_long("--dup-limit", optarg, 0, 1L << 30); break;
 		case O_SLACK: o->slack = parse_double("--balance-slack", optarg, 0, 10); break;
 		case O_JOIN_LIMIT: o->join_limit = parse_long("--join-limit", optarg, 0, 1L << 30); break;
+		case O_LOCAL_DUP_BUDGET:
+			o->local_dup_budget = parse_double("--local-dup-budget", optarg, 0, 10);
+			break;
 		case O_LOCAL_DUP_LIMIT:
 			o->local_dup_limit = parse_long("--local-dup-limit", optarg, 0, 1L << 30);
 			break;
@@ -320,8 +329,9 @@ int main(int argc, char **argv)
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
 	char *options_text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g dup-limit=%ld "
-				       "balance-slack=%g join-limit=%ld local-dup-limit=%ld",
-				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.dup_limit, o.slack, o.join_limit, o.local_dup_limit);
+				       "balance-slack=%g join-limit=%ld local-dup-limit=%ld local-dup-budget=%g",
+				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.dup_limit, o.slack, o.join_limit, o.local_dup_limit,
+				       o.local_dup_budget);
 	mtpc_hash_hex(options_text, strlen(options_text), options_hash);
 
 	if (outputs_current(o.outdir, input_hash, options_hash)) {
@@ -366,7 +376,7 @@ int main(int argc, char **argv)
 	analyze_module(m, &aopt, &mi);
 	struct partition_opts popt = {
 		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
-		.copy_budget = o.copy_budget, .balance_slack = o.slack,
+		.copy_budget = o.copy_budget, .balance_slack = o.slack, .local_dup_budget = o.local_dup_budget,
 		.seed = have_seed ? plan_seed_lookup : NULL, .seed_ctx = have_seed ? &seed : NULL,
 		.scale = have_seed ? plan_seed_scale : NULL, .scale_ctx = have_seed ? &seed : NULL};
 	popt.seed_exact = exact;

@@ -284,6 +284,68 @@ static void add_copies(struct ctx *c, int p)
 	free(level);
 }
 
+struct shared_static {
+	long cost;
+	int sym, carriers;
+};
+
+static int cmp_shared(const void *a, const void *b)
+{
+	const struct shared_static *x = a, *y = b;
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? -1 : 1;
+	return (x->sym > y->sym) - (x->sym < y->sym);
+}
+
+/* A duplicated static function that several partitions carry becomes a hidden
+ * linkonce_odr in a comdat of its own under a promoted name (emit.c); carried
+ * by one partition it stays internal and keeps the inliner's last-call bonus.
+ * Every extra carrier optimizes it once more, so the smallest are shared while
+ * that extra work fits --local-dup-budget; the others are promoted as usual,
+ * owned by their first carrier and declared in the rest. */
+static void share_statics(struct ctx *c)
+{
+	const struct module_info *mi = c->mi;
+	struct split_plan *P = c->plan;
+	struct shared_static *v = xmalloc((mi->nsyms + 1) * sizeof *v);
+	int nv = 0;
+	for (int i = 0; i < mi->nsyms; i++) {
+		const struct sym *s = &mi->syms[i];
+		if (s->role != ROLE_DUP || s->kind != SYM_FUNC || !(s->flags & SF_LOCAL))
+			continue;
+		int carriers = 0;
+		for (int p = 0; p < P->n; p++)
+			carriers += P->member[p][i] == M_CARRY;
+		if (carriers > 1)
+			v[nv++] = (struct shared_static){s->cost, i, carriers};
+	}
+	if (nv)
+		qsort(v, nv, sizeof *v, cmp_shared);
+	long budget = (long)(c->opt->local_dup_budget * mi->total_cost), used = 0;
+	for (int k = 0; k < nv; k++) {
+		int i = v[k].sym;
+		P->new_name[i] = xstrdup("");
+		long extra = v[k].cost * (v[k].carriers - 1);
+		if (used + extra <= budget) {
+			used += extra;
+			P->nshared_dups++;
+			continue;
+		}
+		int owner = -1;
+		P->npromoted++;
+		for (int p = 0; p < P->n; p++)
+			if (P->member[p][i] == M_CARRY) {
+				if (owner < 0) {
+					owner = p;
+					P->member[p][i] = M_OWN;
+				} else {
+					P->member[p][i] = M_DECL;
+				}
+			}
+	}
+	free(v);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -381,22 +443,7 @@ void partition_module(const struct module_info *mi, const struct partition_opts 
 	if (n > 1)
 		for (int p = 0; p < n; p++)
 			add_copies(&c, p);
-	/* A duplicated static function that several partitions carry becomes a
-	 * hidden linkonce_odr in a comdat of its own under a promoted name (emit.c);
-	 * carried by one partition it stays internal, and keeps the inliner's
-	 * last-call bonus. */
-	for (int i = 0; i < mi->nsyms; i++) {
-		const struct sym *s = &mi->syms[i];
-		if (s->role != ROLE_DUP || s->kind != SYM_FUNC || !(s->flags & SF_LOCAL))
-			continue;
-		int carriers = 0;
-		for (int p = 0; p < n; p++)
-			carriers += P->member[p][i] == M_CARRY;
-		if (carriers > 1) {
-			P->new_name[i] = xstrdup("");
-			P->nshared_dups++;
-		}
-	}
+	share_statics(&c);
 	/* Copies may carry duplicated constants whose references reach further
 	 * locals: promote those too (correctness first; they are rare). */
 	for (int i = 0; i < mi->nsyms; i++)

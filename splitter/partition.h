@@ -22,6 +22,7 @@ struct partition_opts {
 	long copy_limit;      /* largest function (instructions) copied for inlining */
 	double copy_budget;   /* copies per partition, as a fraction of its own cost */
 	double balance_slack; /* allowed overshoot of the ideal partition cost */
+	double local_dup_budget; /* extra work of shared static duplicates, as a fraction of the module */
 	/* Optional seed (edit stability): previous partition of a symbol by name,
 	 * or -1. seed_ctx is passed through. */
 	int (*seed)(void *seed_ctx, const char *name);

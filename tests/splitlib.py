@@ -196,11 +196,11 @@ def verify(bc):
     assert r.returncode == 0, f"{bc} fails the LLVM verifier:\n{r.stderr[-4000:]}"
 
 
-def split_and_merge(bc, outdir, n, pic=False):
-    """Split, verify, compile, merge, localize.
+def split_and_merge(bc, outdir, n, pic=False, extra=()):
+    """Split (extra: more mtpc-split options), verify, compile, merge, localize.
     Returns (merged+localized .o, plan, partition objects, localize names)."""
     outdir = pathlib.Path(outdir)
-    split(bc, outdir, n, "--min-cost", "0")
+    split(bc, outdir, n, "--min-cost", "0", *extra)
     plan, parts, localize = read_partitions(outdir, n)
     pmap(verify, parts)
     objs = pmap(lambda p: compile_ir(p, p.with_suffix(".o"), pic), parts)

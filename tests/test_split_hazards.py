@@ -152,3 +152,24 @@ def test_help_lists_options():
     assert r.returncode == 0, text
     for opt in ("--partitions", "--min-cost", "--verify", "-o"):
         assert opt in text, f"--help does not mention {opt}"
+
+
+@pytest.mark.parametrize("fx", FIXTURES, ids=[fx.name for fx in FIXTURES])
+def test_shared_statics(builder, fx):
+    """--local-dup-limit: small statics several partitions use are carried by each as a
+    hidden linkonce_odr comdat instead of being promoted (off by default). Same symbols,
+    same program, at N=4 with an unlimited budget."""
+    ref = builder.reference(fx)
+    work = fresh(builder.fixture_dir(fx) / "shared")
+    merged, problems = [], []
+    for i, bc in enumerate(ref["bcs"]):
+        out, plan, _, localize = sl.split_and_merge(
+            bc, work / f"m{i}", 4, fx.shared,
+            extra=("--local-dup-limit", "150", "--local-dup-budget", "10"))
+        problems += [f"module {i}: {p}"
+                     for p in sl.check_symbols(ref["objs"][i], out, bc, localize)]
+        merged.append(out)
+    assert not problems, "\n".join(problems)
+    cmd, lib = sl.link_program(fx, merged, work, ref["main_obj"])
+    rc, out = sl.run_program(cmd)
+    assert out == ref["out"] and rc == ref["rc"]
