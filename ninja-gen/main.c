@@ -50,7 +50,8 @@ static const char usage[] =
 	"                      symlinks)\n"
 	"  --ninja PATH        ninja to run (default: ninja on PATH)\n"
 	"  --dir DIR           inner build directory (default: <output>.mtpc)\n"
-	"  --verbose           show the inner build's progress and commands\n"
+	"  --verbose           show the inner build's commands too\n"
+	"  --quiet             hide the inner build's [i/n] progress lines\n"
 	"  --help              this text\n"
 	"\n"
 	"Debug info: -g needs nothing special. With -gsplit-dwarf on the link\n"
@@ -66,7 +67,7 @@ static const char usage[] =
 
 struct opts {
 	long long threshold;
-	int partitions, jobs, verbose;
+	int partitions, jobs, verbose, quiet;
 	const char *cache, *min_cost, *split_tool, *llvm_bin, *ninja, *dir;
 	struct strv launcher;
 	char **cmd;
@@ -96,6 +97,10 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		}
 		if (!strcmp(a, "--verbose")) {
 			o->verbose = 1;
+			continue;
+		}
+		if (!strcmp(a, "--quiet")) {
+			o->quiet = 1;
 			continue;
 		}
 		if (i + 1 >= argc) {
@@ -282,7 +287,15 @@ int main(int argc, char **argv)
 		char jobs[32];
 		snprintf(jobs, sizeof jobs, "%d", o.jobs > 0 ? o.jobs : cores());
 		char *nargv[] = {(char *)(o.ninja ? o.ninja : "ninja"), "-C", inner, "-j", jobs,
-				 o.verbose ? "-v" : "--quiet", NULL};
+				 o.verbose ? "-v" : o.quiet ? "--quiet" : NULL, NULL};
+		/* Progress lines name the target: the outer build prints them under
+		 * the link edge, between other targets' output. */
+		if (!o.quiet) {
+			const char *slash = strrchr(out, '/');
+			char *status_fmt = xasprintf("[%s %%f/%%t] ", slash ? slash + 1 : out);
+			setenv("NINJA_STATUS", status_fmt, 1);
+			free(status_fmt);
+		}
 		status = proc_run(nargv, NULL, NULL, NULL);
 		if (status) {
 			mtpc_error("inner build %s/build.ninja failed", inner);

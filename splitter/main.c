@@ -22,7 +22,7 @@
 
 #define VERSION "0.1.0"
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 9
+#define ALGORITHM 11
 
 static void usage(FILE *f)
 {
@@ -378,7 +378,9 @@ int main(int argc, char **argv)
 		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
 		.copy_budget = o.copy_budget, .balance_slack = o.slack, .local_dup_budget = o.local_dup_budget,
 		.seed = have_seed ? plan_seed_lookup : NULL, .seed_ctx = have_seed ? &seed : NULL,
-		.scale = have_seed ? plan_seed_scale : NULL, .scale_ctx = have_seed ? &seed : NULL};
+		.scale = have_seed && seed.rebalance ? plan_seed_scale : NULL, .scale_ctx = have_seed ? &seed : NULL};
+	/* Without a real measured imbalance, every seeded unit keeps its partition. */
+	popt.seed_keep = have_seed && !seed.rebalance;
 	popt.seed_exact = exact;
 	struct split_plan plan;
 	partition_module(&mi, &popt, &plan);

@@ -82,6 +82,7 @@ static void assign_units(struct ctx *c, long *ucost)
 	free(big);
 	long cap = (long)((double)rest / nrest * (1.0 + c->opt->balance_slack)) + 1;
 	long *load = P->cost;
+	long seed_cap = (long)(cap * 1.15);
 	if (c->opt->seed) {
 		long *votes = xcalloc(n, sizeof *votes);
 		for (int u = 0; u < mi->nunits; u++) {
@@ -109,7 +110,10 @@ static void assign_units(struct ctx *c, long *ucost)
 				if (!any)
 					continue;
 			}
-			if (c->opt->seed_exact || load[best] + ucost[u] <= cap) {
+			/* Stability beats a few percent of balance: measured times
+			 * rescale costs a little on every build, and a unit refused by
+			 * the tight cap would move, changing two partitions. */
+			if (c->opt->seed_exact || c->opt->seed_keep || load[best] + ucost[u] <= seed_cap) {
 				P->owner[u] = best;
 				load[best] += ucost[u];
 				P->nseeded++;

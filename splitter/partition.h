@@ -29,6 +29,8 @@ struct partition_opts {
 	void *seed_ctx;
 	int seed_exact;       /* the seed is this module's own plan: follow it
 	                         regardless of the balance cap */
+	int seed_keep;        /* seeded units keep their partition regardless of
+	                         the cap (no measured reason to rebalance) */
 	/* Optional cost scale per symbol from measured times (1.0 if NULL). */
 	double (*scale)(void *scale_ctx, const char *name);
 	void *scale_ctx;

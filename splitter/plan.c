@@ -210,7 +210,20 @@ int plan_seed_parse(const char *text, struct plan_seed *seed, char **error)
 		}
 	}
 	json_decref(root);
-	qsort(e, n, sizeof *e, cmp_entry);
+	/* Short or even compile times are noise: rebalancing on them would move
+	 * units (and change partitions) on every build. */
+	double max = 0, sum = 0;
+	int measured = seed->npartitions > 0;
+	for (int p = 0; p < seed->npartitions; p++) {
+		if (seed->measured[p] <= 0)
+			measured = 0;
+		sum += seed->measured[p];
+		if (seed->measured[p] > max)
+			max = seed->measured[p];
+	}
+	seed->rebalance = measured && max > 2.0 && max * seed->npartitions > 1.2 * sum;
+	if (n)
+		qsort(e, n, sizeof *e, cmp_entry);
 	seed->names = xmalloc((n + 1) * sizeof *seed->names);
 	seed->parts = xmalloc((n + 1) * sizeof *seed->parts);
 	for (int i = 0; i < n; i++) {

@@ -37,6 +37,9 @@ struct plan_seed {
 	int npartitions;
 	char *input_hash, *options_hash;
 	double *measured; /* per partition measured seconds (or -1), may be NULL */
+	int rebalance;    /* the measured times show a real imbalance (every
+	                     partition measured, max/mean > 1.2, slowest > 2 s):
+	                     only then do they rescale costs and may units move */
 	long *cost;       /* per partition estimated cost */
 };
 
