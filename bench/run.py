@@ -319,7 +319,50 @@ set grid ytics
 plot '{dat.name}' using 2:xtic(1) title 'wall', '' using 3 title 'CPU'
 """, out):
         lines += [f"![link time]({png})", ""]
+    lines += speedup_chart(i, data, what, out)
     return lines
+
+
+def speedup_chart(i, data, what, out):
+    """Speedup of the link against the partition count, with the ideal line (speedup =
+    partitions): measured on this machine, and predicted for 16 and 64 cores from the inner
+    build's edge times. Plain ThinLTO's link is taken as its own makespan at any core count,
+    which holds when one module's backend dominates it (all three workloads here)."""
+    base = data["configs"]["thin"]["link_wall"]
+    rows = []
+    for r in data["configs"].values():
+        p = r.get("inner_predict")
+        if not r.get("partitions") or not p:
+            continue
+        pred = {int(k): v["makespan"] for k, v in p["predicted"].items()}
+        rows.append((r["partitions"], base / r["link_wall"],
+                     base / pred[16] if 16 in pred else 0, base / pred[64] if 64 in pred else 0))
+    if len(rows) < 2:
+        return []
+    rows.sort()
+    dat = out / f"speedup{i + 1}.dat"
+    with dat.open("w") as f:
+        f.write("# partitions measured predicted16 predicted64\n")
+        for k, m, p16, p64 in rows:
+            f.write(f"{k} {m:.4f} {p16:.4f} {p64:.4f}\n")
+    png = f"speedup{i + 1}.png"
+    if not gnuplot(f"""set terminal pngcairo noenhanced size 800,450
+set output '{png}'
+set title 'Link speedup over plain ThinLTO: {data["target"]} ({what})'
+set xlabel 'partitions'
+set ylabel 'speedup'
+set logscale x 2
+set xrange [1.5:{max(k for k, *_ in rows) * 1.3}]
+set yrange [0:*]
+set grid
+set key left top
+plot x title 'ideal (speedup = partitions)' with lines dashtype 2 lc rgb 'gray', \\
+     '{dat.name}' using 1:2 title 'measured, 2 cores' with linespoints lw 2, \\
+     '' using 1:3 title 'predicted, 16 cores' with linespoints, \\
+     '' using 1:4 title 'predicted, 64 cores' with linespoints
+""", out):
+        return []
+    return [f"![speedup against partitions]({png})", ""]
 
 
 def cmd_report(args):
