@@ -293,8 +293,11 @@ def test_split_dwarf_edit_updates_dwo_and_dwp(tmp_path):
     dwp_before = dwp.read_bytes()
     calc = src / "calc.c"
     text = calc.read_text()
+    # A new local variable on the same line: the function's debug info changes (a
+    # constant would change only code; -g puts the source's MD5 in every partition's
+    # line table, so every .o changes anyway, but only this partition's .dwo).
     calc.write_text(text.replace("n += lib_trace(8); /* MARK:calc_theta */",
-                                 "n += lib_trace(9); /* MARK:calc_theta */"))
+                                 "{ volatile int t8 = 8; n += lib_trace(t8); } /* MARK:calc_theta */"))
     build(b)
     after = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in d.glob("p*.dwo")}
     changed = sorted(n for n in after if after[n][1] != before[n][1])
