@@ -33,27 +33,10 @@ if [ -f "$out/single_include/nlohmann/json.hpp" ] && [ -f "$out/doctest/doctest.
   exit 0
 fi
 
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+. "$top/bench/debsrc.sh"
 
 # 1. deb-src entry
-has_src() {
-  grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null
-}
-if ! has_src; then
-  src=/etc/apt/sources.list.d/debian.sources
-  if [ ! -f "$src" ]; then
-    echo "get-cxx: no deb-src entry and no $src to derive one from;" >&2
-    echo "  add a 'deb-src' line for Debian's archive to /etc/apt/sources.list" >&2
-    exit 1
-  fi
-  echo "get-cxx: adding a deb-src stanza (from $src) and running apt-get update"
-  sed 's/^Types:[[:space:]]*deb[[:space:]]*$/Types: deb-src/' "$src" \
-    | $SUDO tee /etc/apt/sources.list.d/mtpc-deb-src.sources >/dev/null
-  $SUDO apt-get update -qq
-elif ! apt-cache showsrc $pkg >/dev/null 2>&1; then
-  $SUDO apt-get update -qq
-fi
+ensure_deb_src get-cxx $pkg
 
 # 2. the source package
 find_tree() {
