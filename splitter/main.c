@@ -22,7 +22,7 @@
 
 #define VERSION "0.1.0"
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 11
+#define ALGORITHM 12
 
 static void usage(FILE *f)
 {
@@ -52,6 +52,10 @@ static void usage(FILE *f)
 		"                            may get an available_externally copy of (default 60)\n"
 		"      --copy-budget F       copies per partition as a fraction of its own cost\n"
 		"                            (default 0.10)\n"
+		"      --critical-copy-budget F\n"
+		"                            the same for the costliest partition, the critical\n"
+		"                            path; no other partition's copies take it past that\n"
+		"                            one (default 0.04)\n"
 		"      --dup-limit I         largest linkonce_odr comdat, in instructions, that\n"
 		"                            every partition using it carries (default 200)\n"
 		"      --local-dup-limit I   largest static function, in instructions, that every\n"
@@ -89,7 +93,7 @@ struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
 	int partitions, jobs, verify, pic, use_seed, stats, no_cache;
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit;
-	double copy_budget, slack, local_dup_budget;
+	double copy_budget, crit_copy_budget, slack, local_dup_budget;
 };
 
 static long parse_long(const char *opt, const char *s, long lo, long hi)
@@ -120,7 +124,7 @@ static int ncpus(void)
 
 static void parse_args(int argc, char **argv, struct options *o)
 {
-	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_DUP_LIMIT,
+	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
 	       O_SLACK, O_JOIN_LIMIT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
@@ -133,6 +137,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"emit-imported", required_argument, 0, O_IMPORTED},
 		{"copy-limit", required_argument, 0, O_COPY_LIMIT},
 		{"copy-budget", required_argument, 0, O_COPY_BUDGET},
+		{"critical-copy-budget", required_argument, 0, O_CRIT_COPY_BUDGET},
 		{"dup-limit", required_argument, 0, O_DUP_LIMIT},
 		{"balance-slack", required_argument, 0, O_SLACK},
 		{"join-limit", required_argument, 0, O_JOIN_LIMIT},
@@ -150,7 +155,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{0, 0, 0, 0},
 	};
 	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
-			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 0, .copy_budget = 0.10, .slack = 0.02,
+			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 0, .copy_budget = 0.10, .crit_copy_budget = 0.04, .slack = 0.02,
 			      .local_dup_budget = 0.03};
 	int c;
 	opterr = 0;
@@ -170,6 +175,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_IMPORTED: o->imported = optarg; break;
 		case O_COPY_LIMIT: o->copy_limit = parse_long("--copy-limit", optarg, 0, 1L << 30); break;
 		case O_COPY_BUDGET: o->copy_budget = parse_double("--copy-budget", optarg, 0, 10); break;
+		case O_CRIT_COPY_BUDGET:
+			o->crit_copy_budget = parse_double("--critical-copy-budget", optarg, 0, 10);
+			break;
 		case O_DUP_LIMIT: o->dup_limit = parse_long("--dup-limit", optarg, 0, 1L << 30); break;
 		case O_SLACK: o->slack = parse_double("--balance-slack", optarg, 0, 10); break;
 		case O_JOIN_LIMIT: o->join_limit = parse_long("--join-limit", optarg, 0, 1L << 30); break;
@@ -328,9 +336,9 @@ int main(int argc, char **argv)
 
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
-	char *options_text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g dup-limit=%ld "
-				       "balance-slack=%g join-limit=%ld local-dup-limit=%ld local-dup-budget=%g",
-				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.dup_limit, o.slack, o.join_limit, o.local_dup_limit,
+	char *options_text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g critical-copy-budget=%g "
+				       "dup-limit=%ld balance-slack=%g join-limit=%ld local-dup-limit=%ld local-dup-budget=%g",
+				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.crit_copy_budget, o.dup_limit, o.slack, o.join_limit, o.local_dup_limit,
 				       o.local_dup_budget);
 	mtpc_hash_hex(options_text, strlen(options_text), options_hash);
 
@@ -376,7 +384,7 @@ int main(int argc, char **argv)
 	analyze_module(m, &aopt, &mi);
 	struct partition_opts popt = {
 		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
-		.copy_budget = o.copy_budget, .balance_slack = o.slack, .local_dup_budget = o.local_dup_budget,
+		.copy_budget = o.copy_budget, .critical_copy_budget = o.crit_copy_budget, .balance_slack = o.slack, .local_dup_budget = o.local_dup_budget,
 		.seed = have_seed ? plan_seed_lookup : NULL, .seed_ctx = have_seed ? &seed : NULL,
 		.scale = have_seed && seed.rebalance ? plan_seed_scale : NULL, .scale_ctx = have_seed ? &seed : NULL};
 	/* Without a real measured imbalance, every seeded unit keeps its partition. */

@@ -239,14 +239,50 @@ static int copyable(struct ctx *c, int t, int p)
 	       locals_reachable(c, t, p);
 }
 
+struct cand {
+	int sym, callers;
+	long cost;
+};
+
+/* Most callers first (one copy serves them all), then cheapest, then index. */
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->callers != y->callers)
+		return x->callers > y->callers ? -1 : 1;
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? -1 : 1;
+	return (x->sym > y->sym) - (x->sym < y->sym);
+}
+
+/* The copy budget of p. Copies cost optimization time in p, and in the
+ * costliest partition (with enough cores, the build's critical path; with a
+ * unit bigger than the fair share, whatever the others do) they lengthen
+ * the build directly: that one gets --critical-copy-budget, and no other
+ * partition may grow past it with its copies. */
+static long copy_budget(const struct ctx *c, int p)
+{
+	const struct split_plan *P = c->plan;
+	long own = P->cost[p], budget = (long)(own * c->opt->copy_budget);
+	long biggest = 0;
+	for (int q = 0; q < P->n; q++)
+		if (P->cost[q] > biggest)
+			biggest = P->cost[q];
+	double crit = c->opt->critical_copy_budget < c->opt->copy_budget ? c->opt->critical_copy_budget
+									  : c->opt->copy_budget;
+	long room = (long)(biggest * (1.0 + crit)) - own;
+	return room < budget ? (room > 0 ? room : 0) : budget;
+}
+
 /* Give p available_externally copies of small callees owned elsewhere, two
- * call levels deep, within the copy budget. */
+ * call levels deep, within the copy budget: at each level the callees that
+ * the most functions of p call first. */
 static void add_copies(struct ctx *c, int p)
 {
 	const struct module_info *mi = c->mi;
 	struct split_plan *P = c->plan;
 	unsigned char *m = P->member[p];
-	long budget = (long)(P->cost[p] * c->opt->copy_budget);
+	long budget = copy_budget(c, p);
 	/* Constants defined elsewhere: an available_externally copy with the
 	 * initializer lets loads from tables fold as in the unsplit module; it
 	 * costs no code generation. */
@@ -261,30 +297,44 @@ static void add_copies(struct ctx *c, int p)
 	}
 	close_over_refs(c, p);
 	int *level = xmalloc((mi->nsyms + 1) * sizeof *level), nl = 0;
+	int *callers = xcalloc(mi->nsyms + 1, sizeof *callers);
+	struct cand *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
 	for (int i = 0; i < mi->nsyms; i++)
 		if (m[i] == M_OWN && mi->syms[i].kind == SYM_FUNC)
 			level[nl++] = i;
 	for (int depth = 0; depth < 2 && nl; depth++) {
-		int *next = xmalloc((mi->nsyms + 1) * sizeof *next), nn = 0;
+		int nc = 0;
 		for (int k = 0; k < nl; k++) {
 			const struct sym *s = &mi->syms[level[k]];
 			for (int j = 0; j < s->ncalls; j++) {
 				int t = s->calls[j];
-				if (m[t] >= M_COPY || P->copy_cost[p] + mi->syms[t].cost > budget || !copyable(c, t, p))
+				if (m[t] >= M_COPY || mi->syms[t].cost > budget - P->copy_cost[p])
 					continue;
-				m[t] = M_COPY;
-				P->copy_cost[p] += mi->syms[t].cost;
-				P->keep[t] = 1;
-				P->ncopies++;
-				next[nn++] = t;
-				push(c, t);
+				if (callers[t]++ == 0)
+					cand[nc++] = (struct cand){t, 0, mi->syms[t].cost};
 			}
 		}
+		for (int k = 0; k < nc; k++) {
+			cand[k].callers = callers[cand[k].sym];
+			callers[cand[k].sym] = 0;
+		}
+		qsort(cand, nc, sizeof *cand, cmp_cand);
+		nl = 0;
+		for (int k = 0; k < nc; k++) {
+			int t = cand[k].sym;
+			if (P->copy_cost[p] + cand[k].cost > budget || !copyable(c, t, p))
+				continue;
+			m[t] = M_COPY;
+			P->copy_cost[p] += cand[k].cost;
+			P->keep[t] = 1;
+			P->ncopies++;
+			level[nl++] = t;
+			push(c, t);
+		}
 		close_over_refs(c, p);
-		free(level);
-		level = next;
-		nl = nn;
 	}
+	free(cand);
+	free(callers);
 	free(level);
 }
 

@@ -21,6 +21,9 @@ struct partition_opts {
 	long min_cost;        /* fewer partitions if each would cost less than this */
 	long copy_limit;      /* largest function (instructions) copied for inlining */
 	double copy_budget;   /* copies per partition, as a fraction of its own cost */
+	double critical_copy_budget; /* the same for the costliest partition (the
+	                                critical path); no partition's copies take
+	                                it past that one */
 	double balance_slack; /* allowed overshoot of the ideal partition cost */
 	double local_dup_budget; /* extra work of shared static duplicates, as a fraction of the module */
 	/* Optional seed (edit stability): previous partition of a symbol by name,

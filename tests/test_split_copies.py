@@ -1,0 +1,105 @@
+"""Which available_externally copies a partition gets (docs/splitter.md, step 6).
+
+The module: one strongly connected component of eight large functions (bigger than a fair
+share of the module at 4 partitions, so its partition is the critical path), eight small
+helpers where helper h<j> is called by j of the SCC's functions, and large independent
+functions that fill the other partitions. The helpers are owned away from the SCC's
+partition, which is over the fair share, so the SCC can only inline them through copies."""
+import json
+import subprocess
+
+import pytest
+
+import splitlib as sl
+
+SCC = 8
+BIG = 400      # instructions per SCC function
+HELPER = 40    # instructions per helper
+FILLERS = 40
+FILLER = 150
+
+
+def chain(n, arg="%x"):
+    lines, prev = [], arg
+    for i in range(n):
+        lines.append(f"  %a{i} = add i32 {prev}, {i + 1}")
+        prev = f"%a{i}"
+    return lines, prev
+
+
+def module_text():
+    out = []
+    for j in range(1, SCC + 1):
+        body, last = chain(HELPER - 1)
+        out += [f"define i32 @h{j}(i32 %x) {{", *body, f"  ret i32 {last}", "}"]
+    for k in range(SCC):
+        body, last = chain(BIG)
+        out += [f"define i32 @big{k}(i32 %x) {{", *body]
+        # h<j> is called by big0 .. big<j-1>: j callers
+        for j in range(k + 1, SCC + 1):
+            out.append(f"  %c{j} = call i32 @h{j}(i32 {last})")
+            last = f"%c{j}"
+        out += [f"  %r = call i32 @big{(k + 1) % SCC}(i32 {last})", "  ret i32 %r", "}"]
+    for i in range(FILLERS):
+        body, last = chain(FILLER)
+        out += [f"define i32 @fill{i}(i32 %x) {{", *body, f"  ret i32 {last}", "}"]
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture(scope="module")
+def module_bc(tmp_path_factory):
+    d = tmp_path_factory.mktemp("copies")
+    ll, bc = d / "m.ll", d / "m.bc"
+    ll.write_text(module_text())
+    subprocess.run([sl.llvm_tool("llvm-as"), ll, "-o", bc], check=True)
+    return bc
+
+
+def split_plan(bc, outdir, *extra):
+    sl.split(bc, outdir, 4, "--no-seed", *extra)
+    return json.loads((outdir / "plan.json").read_text())
+
+
+def scc_partition(plan):
+    for q in plan["partitions"]:
+        if "big0" in q["owned"]:
+            assert sorted(q["owned"]) == sorted(f"big{k}" for k in range(SCC)), \
+                "the oversized SCC shares its partition"
+            return q
+    raise AssertionError("no partition owns big0")
+
+
+def test_critical_partition_gets_few_copies(module_bc, tmp_path):
+    plan = split_plan(module_bc, tmp_path / "a")
+    q = scc_partition(plan)
+    assert plan["stats"]["largest_unit_cost"] == q["cost"]
+    assert q["cost"] > plan["stats"]["total_cost"] / 4, "the SCC must exceed a fair share"
+    assert 0 < q["copy_cost"] <= 0.04 * q["cost"], q
+    # the helpers with the most callers in the partition come first
+    n = len(q["copies"])
+    assert sorted(q["copies"]) == sorted(f"h{j}" for j in range(SCC, SCC - n, -1)), q["copies"]
+    # no other partition grows past the critical one with its copies
+    limit = q["cost"] * 1.04
+    for p in plan["partitions"]:
+        assert p["cost"] + p["copy_cost"] <= limit, p
+
+
+def test_critical_copy_budget_option(module_bc, tmp_path):
+    small = scc_partition(split_plan(module_bc, tmp_path / "a"))
+    big = scc_partition(split_plan(module_bc, tmp_path / "b", "--critical-copy-budget", "0.10"))
+    none = scc_partition(split_plan(module_bc, tmp_path / "c", "--critical-copy-budget", "0"))
+    assert len(big["copies"]) > len(small["copies"]) > 0
+    assert big["copy_cost"] <= 0.10 * big["cost"]
+    assert none["copies"] == [] and none["copy_cost"] == 0
+    # the budget never exceeds --copy-budget
+    capped = scc_partition(split_plan(module_bc, tmp_path / "d", "--critical-copy-budget", "0.5",
+                                      "--copy-budget", "0.05"))
+    assert capped["copy_cost"] <= 0.05 * capped["cost"]
+
+
+def test_copies_keep_program_equivalent(module_bc, tmp_path):
+    """The partitions with copies still verify, merge and define the unsplit globals."""
+    merged, plan, _, localize = sl.split_and_merge(module_bc, tmp_path / "m", 4)
+    assert any(q["copies"] for q in plan["partitions"])
+    unsplit = sl.compile_ir(module_bc, tmp_path / "unsplit.o")
+    assert sl.check_symbols(unsplit, merged, module_bc, localize) == []
