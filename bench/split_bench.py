@@ -13,9 +13,18 @@ interleaved with the unsplit baseline, and medians are reported:
                         (goal <= 1.15: balanced partitions)
   split / backend       splitter wall time / unsplit ThinLTO backend wall time
                         (goal <= 0.05: the split is a serial step)
+  slowest / unit        slowest partition / the largest indivisible unit (SCC, comdat...)
+                        compiled alone, without the available_externally copies its
+                        partition gets (mtpc-split; goal <= 1.05, the alternative goal
+                        when that unit is bigger than a fair share of the module)
   critical path         split + slowest partition + merge (wall), and the backend speedup it
                         predicts with >= N cores (import step not included); the same
                         figures from CPU times are printed too (robust to a busy machine)
+  backend on J cores    the module's whole backend as the pipeline runs it on this machine:
+                        import + split (mtpc-split --thinlto-index), the partitions compiled
+                        J at a time (--jobs, default: the machine's cores), merge; wall /
+                        unsplit ThinLTO backend wall (issue #3's goal <= 0.53 on 2 cores).
+                        llvm-split gets the post-import module (its import is not counted)
 
 CPU is each process's own user+system time (os.wait4), robust on a shared machine; wall
 times are printed too but are noisy when others use the cores.
@@ -26,7 +35,9 @@ Inputs (one of):
   --input M.bc     an already post-import module (the unsplit "backend" is then its compile)
 """
 import argparse
+import concurrent.futures
 import json
+import os
 import pathlib
 import shutil
 import sys
@@ -89,6 +100,59 @@ def run_splitter(sp, import_bc, outdir, n, clang, lld, objcopy, compile_args):
     }
 
 
+def unit_alone(outdir, clang, extract, compile_args):
+    """Compile the partition that holds the module's largest unit (mtpc-split's plan says
+    which) with its available_externally copies made declarations: the unit by itself.
+    Returns (cpu seconds, the unit's share of the module's cost), or None when the unit
+    shares its partition with other code (then it is not bigger than a fair share)."""
+    plan = json.loads((outdir / "plan.json").read_text())
+    stats = plan["stats"]
+    big = stats["largest_unit_cost"]
+    holder = [q for q in plan["partitions"] if q["cost"] == big]
+    if not holder:
+        return None
+    q = holder[0]
+    # copies of promoted locals carry their promoted name inside the partitions
+    rename = {r["from"]: r["to"] for r in plan["promoted"]}
+    names = [rename.get(c, c) for c in q["copies"]]
+    src = outdir / q["file"]
+    unit_bc = outdir / "unit.bc"
+    if names:
+        lib.run_measured([extract, "--delete", *[f"--func={n}" for n in names], src,
+                          "-o", unit_bc])
+    else:
+        shutil.copyfile(src, unit_bc)
+    obj = outdir / "unit.o"
+    m = lib.run_measured([clang, *compile_args, "-c", "-x", "ir", unit_bc, "-o", obj])
+    lib.check_object(obj, "largest unit alone")
+    return m.cpu, big / stats["total_cost"]
+
+
+def run_pipeline(split_argv, outdir, jobs, clang, lld, objcopy, compile_args):
+    """The backend of one module as MTPC's inner build runs it on `jobs` cores: split,
+    the partitions compiled `jobs` at a time (in index order, as Ninja starts ready
+    slots), merge. Returns wall and total CPU of the whole."""
+    shutil.rmtree(outdir, ignore_errors=True)
+    outdir.mkdir(parents=True)
+    t0 = time.perf_counter()
+    cpu = lib.run_measured(split_argv).cpu
+    parts = partition_files(outdir)
+    if not parts:
+        raise lib.BenchError(f"{split_argv[0]} wrote no partitions in {outdir}")
+    objs = [p.with_name(p.name.removesuffix(".bc") + ".o") for p in parts]
+    cmds = [[clang, *compile_args, "-c", "-x", "ir", p, "-o", o] for p, o in zip(parts, objs)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        cpu += sum(m.cpu for m in pool.map(lib.run_measured, cmds))
+    for o in objs:
+        lib.check_object(o, "partition object")
+    merged = outdir / "merged.o"
+    cpu += lib.run_measured([lld, "-r", *objs, "-o", merged]).cpu
+    localize = outdir / "localize.txt"
+    if localize.exists() and localize.stat().st_size:
+        cpu += lib.run_measured([objcopy, f"--localize-symbols={localize}", merged]).cpu
+    return {"wall": time.perf_counter() - t0, "cpu": cpu, "partitions": len(parts)}
+
+
 def summarize(runs, base):
     med = lambda k: lib.median(r[k] for r in runs)  # noqa: E731
     s = {k: med(k) for k in ("split_wall", "split_cpu", "sum_cpu", "max_cpu", "mean_cpu",
@@ -103,10 +167,22 @@ def summarize(runs, base):
     s["split_over_backend_cpu"] = lib.ratio(s["split_cpu"], base["backend_cpu"])
     s["critical_path_cpu"] = s["split_cpu"] + s["max_cpu"] + s["merge_cpu"]
     s["predicted_speedup_cpu"] = lib.ratio(base["backend_cpu"], s["critical_path_cpu"])
+    units = [r for r in runs if r.get("unit_cpu")]
+    if units:
+        s["unit_cpu"] = lib.median(r["unit_cpu"] for r in units)
+        s["unit_share"] = units[0]["unit_share"]
+        s["slowest_over_unit"] = lib.median(r["max_cpu"] / r["unit_cpu"] for r in units)
+    pipes = [r["pipeline"] for r in runs if r.get("pipeline")]
+    if pipes:
+        s["pipeline_wall"] = lib.median(p["wall"] for p in pipes)
+        s["pipeline_cpu"] = lib.median(p["cpu"] for p in pipes)
+        s["pipeline_over_backend"] = lib.median(
+            p["wall"] / b for p, b in zip(pipes, base["backend_walls"]))
+        s["pipeline_cpu_over_backend"] = lib.ratio(s["pipeline_cpu"], base["backend_cpu"])
     return s
 
 
-def report(base, results, n, repeat, out=print):
+def report(base, results, n, repeat, jobs=None, out=print):
     out(f"unsplit: ThinLTO backend {lib.fmt_s(base['backend_wall'])} wall, "
         f"{lib.fmt_s(base['backend_cpu'])} CPU; compile of the post-import module "
         f"{lib.fmt_s(base['compile_wall'])} wall, {lib.fmt_s(base['compile_cpu'])} CPU "
@@ -115,6 +191,10 @@ def report(base, results, n, repeat, out=print):
         out(f"\n{name}: {int(s['partitions'])} partitions (asked {n})")
         out(f"  sum CPU / unsplit CPU   {lib.fmt_r(s['sum_cpu_over_unsplit'], 1.05)}")
         out(f"  slowest / mean (CPU)    {lib.fmt_r(s['slowest_over_mean'], 1.15)}")
+        if "slowest_over_unit" in s:
+            out(f"  slowest / largest unit  {lib.fmt_r(s['slowest_over_unit'], 1.05)}"
+                f"   [the unit alone, no copies: {lib.fmt_s(s['unit_cpu'])} CPU, "
+                f"{100 * s['unit_share']:.1f}% of the module's estimated cost]")
         out(f"  split / backend (wall)  {lib.fmt_r(s['split_over_backend'], 0.05)}"
             f"   [split {lib.fmt_s(s['split_wall'])}]")
         out(f"  critical path (wall)    {lib.fmt_s(s['critical_path'])} = split + slowest "
@@ -123,6 +203,12 @@ def report(base, results, n, repeat, out=print):
         out(f"  same from CPU times     split / backend {s['split_over_backend_cpu']:.3f}; "
             f"critical path {lib.fmt_s(s['critical_path_cpu'])}, predicted backend speedup "
             f"{s['predicted_speedup_cpu']:.2f}x (wall figures are noisy on a shared machine)")
+        if "pipeline_wall" in s:
+            out(f"  backend on {jobs} cores      {lib.fmt_r(s['pipeline_over_backend'], 0.53)}"
+                f" of the unsplit backend's wall   [{lib.fmt_s(s['pipeline_wall'])} wall, "
+                f"CPU {s['pipeline_cpu_over_backend']:.3f} of the backend's; "
+                f"{'import + ' if name == 'mtpc-split' else ''}split, "
+                f"{jobs} partitions at a time, merge]")
 
 
 def main(argv=None):
@@ -148,6 +234,9 @@ def main(argv=None):
                     help="extra llvm-split arguments (e.g. --preserve-locals)")
     ap.add_argument("--work", default=str(lib.ROOT / "bench" / "out" / "split_bench"),
                     help="scratch folder (default bench/out/split_bench)")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count(),
+                    help="partitions compiled at a time in the backend-on-this-machine "
+                         "run (default: %(default)s, the cores); 0 skips that run")
     ap.add_argument("--json", help="write all measurements and summaries to this file")
     args = ap.parse_args(argv)
 
@@ -157,6 +246,7 @@ def main(argv=None):
     clang = lib.llvm_tool("clang")
     lld = lib.llvm_tool("ld.lld")
     objcopy = lib.llvm_tool("llvm-objcopy")
+    extract = lib.llvm_tool("llvm-extract")
     compile_args = [args.opt, *cflags]
 
     splitters = []
@@ -199,6 +289,7 @@ def main(argv=None):
                                   args.ldflags.split(), args.module)
         import_bc = pi.import_bc
         backend_cmd = pi.backend_cmd
+        module_obj, index = pi.module_obj, pi.index
     print(f"post-import module: {import_bc} ({import_bc.stat().st_size} bytes)")
 
     # 2. repeats, interleaved so that drift in the machine's load hits all alike
@@ -219,12 +310,30 @@ def main(argv=None):
         base_runs.append(b)
         for sp in splitters:
             print(f"repeat {r + 1}/{args.repeat}: {sp.name}", flush=True)
-            sp.runs.append(run_splitter(sp, import_bc, work / sp.name, args.partitions,
-                                        clang, lld, objcopy, compile_args))
+            run = run_splitter(sp, import_bc, work / sp.name, args.partitions,
+                               clang, lld, objcopy, compile_args)
+            if sp.name == "mtpc-split":
+                u = unit_alone(work / sp.name, clang, extract, compile_args)
+                if u:
+                    run["unit_cpu"], run["unit_share"] = u
+            if args.jobs > 0:
+                print(f"repeat {r + 1}/{args.repeat}: {sp.name}, backend on {args.jobs} "
+                      "cores", flush=True)
+                outdir = work / (sp.name + "-pipeline")
+                if sp.name == "mtpc-split" and backend_cmd:
+                    # the pipeline's split step: ThinLTO import fused with the split
+                    argv = sp.argv_fn(module_obj, outdir, args.partitions) + [
+                        "--thinlto-index", index, "--relocation-model", "pic"]
+                else:
+                    argv = sp.argv_fn(import_bc, outdir, args.partitions)
+                run["pipeline"] = run_pipeline(argv, outdir, args.jobs, clang, lld, objcopy,
+                                               compile_args)
+            sp.runs.append(run)
     base = {k: lib.median(b[k] for b in base_runs) for k in base_runs[0]}
+    base["backend_walls"] = [b["backend_wall"] for b in base_runs]
     results = {sp.name: summarize(sp.runs, base) for sp in splitters}
     print()
-    report(base, results, args.partitions, args.repeat)
+    report(base, results, args.partitions, args.repeat, args.jobs)
     if args.json:
         data = {"input": str(import_bc), "partitions": args.partitions,
                 "repeat": args.repeat, "opt": args.opt, "cflags": cflags,

@@ -89,3 +89,31 @@ def test_compare_small_synthetic_plain_vs_mtpc(tmp_path):
     rep = tmp_path / "rep"
     assert bench_run.main(["report", "--out", str(rep), "--compare", str(out)]) == 0
     assert "| mtpc-2 |" in (rep / "report.md").read_text()
+
+
+def test_split_bench_unit_and_pipeline(tmp_path):
+    """split_bench on a module whose largest unit is bigger than a fair share: it measures
+    that unit alone (without its partition's copies) and the backend on 2 cores."""
+    import test_split_copies as tc
+    if not lib.mtpc_tool("mtpc-split"):
+        pytest.skip("mtpc-split not built")
+    ll, bc = tmp_path / "m.ll", tmp_path / "m.bc"
+    ll.write_text(tc.module_text())
+    lib.run_measured([lib.llvm_tool("llvm-as"), ll, "-o", bc])
+    out = tmp_path / "sb.json"
+    assert split_bench.main(["--input", str(bc), "-n", "4", "-r", "1", "-j", "2",
+                             "--work", str(tmp_path / "w"), "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    mtpc = data["splitters"]["mtpc-split"]
+    s, run = mtpc["summary"], mtpc["runs"][0]
+    assert 0.25 < run["unit_share"] < 0.5 and run["unit_cpu"] > 0
+    assert s["slowest_over_unit"] == run["max_cpu"] / run["unit_cpu"]
+    # the unit alone is the SCC's partition with its copies made declarations
+    unit_ir = lib.run_measured([lib.llvm_tool("llvm-dis"), tmp_path / "w" / "mtpc-split" /
+                                "unit.bc", "-o", "-"]).stdout
+    assert "define i32 @big0(" in unit_ir and "declare i32 @h8(" in unit_ir
+    assert "available_externally" not in unit_ir
+    for name in ("mtpc-split", "llvm-split"):
+        p = data["splitters"][name]["runs"][0]["pipeline"]
+        assert p["partitions"] == 4 and p["wall"] > 0 and p["cpu"] > 0
+        assert data["splitters"][name]["summary"]["pipeline_over_backend"] > 0
