@@ -55,6 +55,66 @@ static int cmp_order(const void *a, const void *b)
 	return (x->unit > y->unit) - (x->unit < y->unit);
 }
 
+/* Weight of unit u's edges to units owned by partition p. */
+static long affinity(const struct ctx *c, int u, int p)
+{
+	const struct unit *U = &c->mi->units[u];
+	long w = 0;
+	for (int j = 0; j < U->nadj; j++)
+		if (c->plan->owner[U->adj[j]] == p)
+			w += U->adjw[j];
+	return w;
+}
+
+/* The greedy's slack lets affinity win a few percent of balance, and those
+ * percent are the critical path when there are as many cores as partitions.
+ * Give them back: move units from the fullest partition to the emptiest while
+ * that lowers the fullest, among the moves that gain at least half the best
+ * one the unit least tied to its partition. Fresh plans only: a seeded plan
+ * keeps its units where they were. */
+static void rebalance(struct ctx *c, const long *ucost)
+{
+	const struct module_info *mi = c->mi;
+	struct split_plan *P = c->plan;
+	long *load = P->cost;
+	for (int iter = 0; iter < 256; iter++) {
+		int hi = 0, lo = 0;
+		for (int p = 1; p < P->n; p++) {
+			if (load[p] > load[hi])
+				hi = p;
+			if (load[p] < load[lo])
+				lo = p;
+		}
+		long gap = load[hi] - load[lo], best_gain = 0;
+		for (int u = 0; u < mi->nunits; u++) {
+			long g = ucost[u] < gap - ucost[u] ? ucost[u] : gap - ucost[u];
+			if (P->owner[u] == hi && g > best_gain)
+				best_gain = g;
+		}
+		/* below 0.1% of the partition the move is not worth a promotion */
+		if (best_gain <= load[hi] / 1000)
+			break;
+		int pick = -1;
+		long pick_loss = 0, pick_gain = 0;
+		for (int u = 0; u < mi->nunits; u++) {
+			if (P->owner[u] != hi)
+				continue;
+			long g = ucost[u] < gap - ucost[u] ? ucost[u] : gap - ucost[u];
+			if (2 * g < best_gain)
+				continue;
+			long loss = affinity(c, u, hi) - affinity(c, u, lo);
+			if (pick < 0 || loss < pick_loss || (loss == pick_loss && g > pick_gain)) {
+				pick = u;
+				pick_loss = loss;
+				pick_gain = g;
+			}
+		}
+		P->owner[pick] = lo;
+		load[hi] -= ucost[pick];
+		load[lo] += ucost[pick];
+	}
+}
+
 static void assign_units(struct ctx *c, long *ucost)
 {
 	const struct module_info *mi = c->mi;
@@ -155,6 +215,8 @@ static void assign_units(struct ctx *c, long *ucost)
 	}
 	free(aff);
 	free(ord);
+	if (!P->nseeded)
+		rebalance(c, ucost);
 }
 
 static void push(struct ctx *c, int s)
