@@ -61,7 +61,9 @@ Variables that locate the tools (normally found automatically, relative to
 this file: ``<prefix>/bin`` in an installed tree):
 ``MTPC_LINK_EXECUTABLE``, ``MTPC_SPLIT_EXECUTABLE``,
 ``MTPC_CACHE_EXECUTABLE``, ``MTPC_LLD_EXECUTABLE`` (``ld.lld`` next to the
-compiler by default).
+compiler by default). ``mtpc-link`` and ``mtpc-split`` are link dependencies
+of the enabled targets (``LINK_DEPENDS``): a new MTPC relinks them, and the
+inner build reruns the splits but recompiles only partitions that changed.
 #]=======================================================================]
 
 include_guard(GLOBAL)
@@ -190,6 +192,13 @@ function(mtpc_enable target)
     list(APPEND launcher --launcher "${word}")
   endforeach()
   list(APPEND launcher --)
+  # A new mtpc-link or mtpc-split may build differently: relink (the inner
+  # build's restat keeps the work to what really changes).
+  foreach(tool IN ITEMS "${MTPC_LINK_EXECUTABLE}" "${MTPC_SPLIT_EXECUTABLE}")
+    if(IS_ABSOLUTE "${tool}" AND EXISTS "${tool}")
+      set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${tool}")
+    endif()
+  endforeach()
   set_target_properties(${target} PROPERTIES
     C_LINKER_LAUNCHER "${launcher}"
     CXX_LINKER_LAUNCHER "${launcher}"

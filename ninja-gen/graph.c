@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 /* Absolute form of p (relative to cwd); symlinks resolved when it exists so
@@ -259,8 +260,12 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	char *backend = xasprintf("%s/backend.o", dir), *native = xasprintf("%s/native.o", dir);
 	char *kmax = xasprintf("%d", gc->kmax);
 
-	/* import + split (fused in mtpc-split), then the dyndep file. */
-	r |= build_line(nj, V(dd, nfile), "split", V(m->shard), NULL, NULL);
+	/* import + split (fused in mtpc-split), then the dyndep file. A new
+	 * mtpc-split may cut differently: its binary is an input when its path
+	 * is known (restat stops at the partitions that come out the same). */
+	int tool_known = gc->split_tool[0] == '/' && access(gc->split_tool, F_OK) == 0;
+	r |= build_line(nj, V(dd, nfile), "split", V(m->shard),
+			tool_known ? V((char *)gc->split_tool) : NULL, NULL);
 	struct strv cmd = {0};
 	strv_addl(&cmd, gc->self, "--split-step", "--tool", gc->split_tool, "--module", m->path,
 		  "--index", m->shard, "--dir", dir, "--kmax", kmax, "--reloc",

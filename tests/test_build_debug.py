@@ -309,13 +309,16 @@ def test_split_dwarf_edit_updates_dwo_and_dwp(tmp_path):
 
 @pytest.mark.parametrize("name", ["c", "cxx"])
 def test_split_dwarf_samples_get_a_complete_dwp(tmp_path, name):
-    """Archives, shared libraries, C++ (comdats, vtables) and the fallback to
-    an unsplit backend all leave a .dwp holding every .dwo the output names."""
+    """Archives, shared libraries and C++ (comdats, vtables, aliases) with debug info
+    are split (no fallback to an unsplit backend) and leave a .dwp holding every .dwo
+    the output names."""
     b = tmp_path / "b"
     configure(PROJECTS / name, b, extra=["-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                                          "-DCMAKE_C_FLAGS=-gsplit-dwarf",
                                          "-DCMAKE_CXX_FLAGS=-gsplit-dwarf"])
-    build(b)
+    r = build(b)
+    assert "compiling it unsplit" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert "unsplit (fallback)" not in r.stdout + r.stderr
     outputs = ["app"] + [p.name for p in b.glob("lib*.so")]
     assert len(outputs) == 2, outputs
     for o in outputs:

@@ -120,3 +120,30 @@ def test_partition_count_changes(project, tmp_path, counts):
         assert len(plan["partitions"]) == k
         assert sorted(p.name for p in (moddir / "parts").glob("p*.bc")) == [f"p{i}.bc" for i in range(k)]
         assert run([b / "app"]).stdout == expected
+
+
+def test_new_splitter_reruns_the_split(tmp_path):
+    """mtpc-split's binary is an input of the split edges: after an upgrade the split
+    reruns; partitions that come out the same stop there (restat)."""
+    import shutil
+    tool = tmp_path / "bin" / "mtpc-split"
+    tool.parent.mkdir()
+    shutil.copy2(splitter("real"), tool)
+    src, b = tmp_path / "src", tmp_path / "build"
+    write_project(src)
+    configure(src, b, split=tool)
+    build(b)
+    inner = b / "app.mtpc"
+    (moddir,) = (inner / "mod").glob("big.c.o-*")
+    rel = lambda f: str((moddir / f).relative_to(inner))
+    seen = len(inner_log(inner))
+    build(b)
+    assert inner_log(inner)[seen:] == []
+    import time
+    later = time.time() + 60   # copy2 kept the old build's mtime: "upgrade" it
+    os.utime(tool, (later, later))
+    build(b)
+    ran = inner_log(inner)[seen:]
+    assert rel("split.dd") in ran
+    assert not any(rel(f"p{i}.o") in ran for i in range(4)), ran
+    assert run([b / "app"]).stdout == reference_output(tmp_path, None)
