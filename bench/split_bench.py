@@ -38,6 +38,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import pathlib
 import shutil
 import sys
@@ -112,10 +113,14 @@ def unit_alone(outdir, clang, extract, compile_args):
     if not holder:
         return None
     q = holder[0]
-    # copies of promoted locals carry their promoted name inside the partitions
+    # Inside the partitions, promoted locals carry their promoted name and ThinLTO's
+    # `.llvm.<hash>` names are `.llvm.mtpc`; constant copies (variables) stay.
     rename = {r["from"]: r["to"] for r in plan["promoted"]}
-    names = [rename.get(c, c) for c in q["copies"]]
+    wanted = {re.sub(r"\.llvm\.\d+$", ".llvm.mtpc", rename.get(c, c)) for c in q["copies"]}
     src = outdir / q["file"]
+    ir = lib.run_measured([lib.llvm_tool("llvm-dis"), src, "-o", "-"]).stdout
+    defined = re.findall(r'^define available_externally [^@\n]*@("[^"]+"|[-\w.$]+)\(', ir, re.M)
+    names = sorted(n.strip('"') for n in defined if n.strip('"') in wanted)
     unit_bc = outdir / "unit.bc"
     if names:
         lib.run_measured([extract, "--delete", *[f"--func={n}" for n in names], src,
