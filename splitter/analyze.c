@@ -384,7 +384,7 @@ static void union_sccs(struct module_info *mi, int *uf)
  * module: for a big one the call costs nothing
  * next to its body, and folding it would make units too big to balance. Repeated
  * until nothing changes, so chains of helpers follow their root caller. */
-static void join_single_caller_locals(struct module_info *mi, int *uf, long limit)
+static void join_single_caller_locals(struct module_info *mi, int *uf, long limit, double growth)
 {
 	struct sym *S = mi->syms;
 	int n = mi->nsyms;
@@ -407,6 +407,13 @@ static void join_single_caller_locals(struct module_info *mi, int *uf, long limi
 			total += S[i].cost;
 		}
 	long unit_cap = total / 16;
+	/* With --join-growth, a caller unit already past that cap may still
+	 * take its helpers, up to that fraction of its own size: apart, they
+	 * lose the last-call inlining the unsplit build gives them (a giant C++
+	 * test function calling internalized template helpers). */
+	long *base = xmalloc(n * sizeof *base);
+	for (int i = 0; i < n; i++)
+		base[i] = ucost[i];
 	for (int round = 0; round < 8; round++) {
 		for (int i = 0; i < n; i++)
 			caller[i] = -1;
@@ -430,11 +437,13 @@ static void join_single_caller_locals(struct module_info *mi, int *uf, long limi
 			    uf_find(uf, i) == uf_find(uf, caller[i]))
 				continue;
 			int a = uf_find(uf, i), b = uf_find(uf, caller[i]);
-			if (ucost[a] + ucost[b] > unit_cap)
-				continue;
 			long sum = ucost[a] + ucost[b];
+			if (sum > unit_cap && sum > base[b] + (long)(base[b] * growth))
+				continue;
+			long bb = base[b];
 			uf_union(uf, i, caller[i]);
 			ucost[uf_find(uf, i)] = sum;
+			base[uf_find(uf, i)] = bb;
 			changed = 1;
 		}
 		if (!changed)
@@ -443,6 +452,7 @@ static void join_single_caller_locals(struct module_info *mi, int *uf, long limi
 	free(caller);
 	free(noncall);
 	free(ucost);
+	free(base);
 }
 
 static int is_c_ident(const char *s)
@@ -621,7 +631,7 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w, 
 			uf_union(uf, f, u);
 	}
 	union_sccs(mi, uf);
-	join_single_caller_locals(mi, uf, opt->join_limit);
+	join_single_caller_locals(mi, uf, opt->join_limit, opt->join_growth);
 	free(comdat_first);
 
 	/* Number the units by their smallest symbol index. */

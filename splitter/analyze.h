@@ -97,6 +97,8 @@ struct analyze_opts {
 	long dup_limit;  /* largest linkonce_odr comdat (instructions) duplicated per partition */
 	long join_limit; /* largest single-caller local function folded into its caller's unit */
 	long local_dup_limit; /* largest static function carried by every partition that calls it */
+	double join_growth; /* a unit past 1/16 of the module still takes single-caller
+	                       statics up to this fraction of its own cost */
 };
 
 /* The global value under constant casts (aliasees, llvm.used and ctor

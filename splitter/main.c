@@ -66,7 +66,12 @@ static void usage(FILE *f)
 		"                            of the module; smallest first, the rest are promoted\n"
 		"                            (default 0.03)\n"
 		"      --join-limit I        largest static function, in instructions, kept with\n"
-		"                            its only caller (default 300)\n"
+		"                            its only caller while that caller's unit stays under\n"
+		"                            1/16 of the module (default 300)\n"
+		"      --join-growth F       past that, a unit may still take its single-caller\n"
+		"                            statics up to F times its own cost: the inlining of\n"
+		"                            the unsplit build, at the price of a bigger critical\n"
+		"                            partition (default 0; see docs/splitter.md)\n"
 		"      --balance-slack F     allowed overshoot of the ideal partition cost\n"
 		"                            (default 0.02)\n"
 		"      --seed-plan FILE      keep functions where this earlier plan put them\n"
@@ -93,6 +98,7 @@ struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
 	int partitions, jobs, verify, pic, use_seed, stats, no_cache;
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit;
+	double join_growth;
 	double copy_budget, crit_copy_budget, slack, local_dup_budget;
 };
 
@@ -125,7 +131,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
+	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -141,6 +147,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"dup-limit", required_argument, 0, O_DUP_LIMIT},
 		{"balance-slack", required_argument, 0, O_SLACK},
 		{"join-limit", required_argument, 0, O_JOIN_LIMIT},
+		{"join-growth", required_argument, 0, O_JOIN_GROWTH},
 		{"local-dup-limit", required_argument, 0, O_LOCAL_DUP_LIMIT},
 		{"local-dup-budget", required_argument, 0, O_LOCAL_DUP_BUDGET},
 		{"seed-plan", required_argument, 0, O_SEED_PLAN},
@@ -181,6 +188,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_DUP_LIMIT: o->dup_limit = parse_long("--dup-limit", optarg, 0, 1L << 30); break;
 		case O_SLACK: o->slack = parse_double("--balance-slack", optarg, 0, 10); break;
 		case O_JOIN_LIMIT: o->join_limit = parse_long("--join-limit", optarg, 0, 1L << 30); break;
+		case O_JOIN_GROWTH: o->join_growth = parse_double("--join-growth", optarg, 0, 100); break;
 		case O_LOCAL_DUP_BUDGET:
 			o->local_dup_budget = parse_double("--local-dup-budget", optarg, 0, 10);
 			break;
@@ -337,8 +345,8 @@ int main(int argc, char **argv)
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
 	char *options_text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g critical-copy-budget=%g "
-				       "dup-limit=%ld balance-slack=%g join-limit=%ld local-dup-limit=%ld local-dup-budget=%g",
-				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.crit_copy_budget, o.dup_limit, o.slack, o.join_limit, o.local_dup_limit,
+				       "dup-limit=%ld balance-slack=%g join-limit=%ld join-growth=%g local-dup-limit=%ld local-dup-budget=%g",
+				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.crit_copy_budget, o.dup_limit, o.slack, o.join_limit, o.join_growth, o.local_dup_limit,
 				       o.local_dup_budget);
 	mtpc_hash_hex(options_text, strlen(options_text), options_hash);
 
@@ -380,7 +388,7 @@ int main(int argc, char **argv)
 	}
 
 	struct module_info mi;
-	struct analyze_opts aopt = {o.dup_limit, o.join_limit, o.local_dup_limit};
+	struct analyze_opts aopt = {o.dup_limit, o.join_limit, o.local_dup_limit, o.join_growth};
 	analyze_module(m, &aopt, &mi);
 	struct partition_opts popt = {
 		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
