@@ -56,6 +56,10 @@ Cache variables
 ``MTPC_LAUNCHER``
   Command prefix (a ;-list) for backend and partition compiles, e.g. for
   remote execution (default empty).
+``MTPC_SPLIT_ARGS``
+  More ``mtpc-split`` options (a ;-list, e.g. ``--copy-budget;0.05``; see
+  ``mtpc-split --help``), default empty. A wrong option makes every split
+  fall back to the plain backend with a warning; the build still succeeds.
 
 Variables that locate the tools (normally found automatically, relative to
 this file: ``<prefix>/bin`` in an installed tree):
@@ -81,6 +85,7 @@ set(MTPC_MAX_PARTITIONS ${_mtpc_cores} CACHE STRING
 set(MTPC_JOBS 0 CACHE STRING "MTPC: parallelism of the inner build of a link (0: number of cores)")
 set(MTPC_CACHE "" CACHE FILEPATH "MTPC: plan cache database (empty: $MTPC_CACHE or ~/.cache/mtpc)")
 set(MTPC_LAUNCHER "" CACHE STRING "MTPC: command prefix for backend and partition compiles")
+set(MTPC_SPLIT_ARGS "" CACHE STRING "MTPC: more mtpc-split options (;-list)")
 
 # Where the tools are: the build-tree package config sets the variables
 # before including this file; otherwise next to this file in an installed
@@ -188,6 +193,9 @@ function(mtpc_enable target)
   if(MTPC_CACHE)
     list(APPEND launcher --cache "${MTPC_CACHE}")
   endif()
+  foreach(word IN LISTS MTPC_SPLIT_ARGS)
+    list(APPEND launcher --split-arg "${word}")
+  endforeach()
   foreach(word IN LISTS MTPC_LAUNCHER)
     list(APPEND launcher --launcher "${word}")
   endforeach()

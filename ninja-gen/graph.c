@@ -278,6 +278,10 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		strv_add(&cmd, "--cache");
 		strv_add(&cmd, gc->cache);
 	}
+	for (size_t i = 0; i < gc->split_args.n; i++) {
+		strv_add(&cmd, "--split-arg");
+		strv_add(&cmd, gc->split_args.v[i]);
+	}
 	r |= cmd_var(nj, "cmd", cmd.v);
 	buf_printf(nj, "  desc = MTPC split %s\n", m->key);
 	strv_free(&cmd);

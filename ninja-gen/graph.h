@@ -29,6 +29,7 @@ struct graph_conf {
 	const char *cache;      /* plan cache path or NULL */
 	const char *min_cost;   /* passed to mtpc-split --min-cost, or NULL */
 	struct strv launcher;   /* prefix of backend and slot commands */
+	struct strv split_args; /* extra mtpc-split arguments */
 	long long threshold;    /* split modules with more bitcode bytes than this */
 	int kmax;               /* slots per split module */
 	const char *inner;      /* absolute inner build directory */

@@ -44,6 +44,8 @@ static const char usage[] =
 	"  --launcher WORD     prefix backend and partition compiles with WORD;\n"
 	"                      repeat for a multi-word prefix (remote execution)\n"
 	"  --min-cost C        passed to mtpc-split --min-cost\n"
+	"  --split-arg WORD    pass WORD to mtpc-split (repeat for several, e.g.\n"
+	"                      --split-arg --copy-budget --split-arg 0.05)\n"
 	"  --split-tool PATH   mtpc-split to run (default: next to mtpc-link)\n"
 	"  --llvm-bin DIR      directory of ld.lld, llvm-objcopy and llvm-dwp\n"
 	"                      (default: the directory of the link driver, after\n"
@@ -70,6 +72,7 @@ struct opts {
 	int partitions, jobs, verbose, quiet;
 	const char *cache, *min_cost, *split_tool, *llvm_bin, *ninja, *dir;
 	struct strv launcher;
+	struct strv split_args;
 	char **cmd;
 	int ncmd;
 };
@@ -119,7 +122,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		else if (!strcmp(a, "--launcher")) {
 			if (*v)
 				strv_add(&o->launcher, v);
-		} else if (!strcmp(a, "--min-cost"))
+		} else if (!strcmp(a, "--split-arg"))
+			strv_add(&o->split_args, v);
+		else if (!strcmp(a, "--min-cost"))
 			o->min_cost = *v ? v : NULL;
 		else if (!strcmp(a, "--split-tool"))
 			o->split_tool = v;
@@ -246,6 +251,7 @@ int main(int argc, char **argv)
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof cwd) || linkcmd_parse(&lc, o.ncmd, o.cmd) < 0) {
 		strv_free(&o.launcher);
+		strv_free(&o.split_args);
 		return run_original(&o);
 	}
 	int nbitcode = 0;
@@ -256,6 +262,7 @@ int main(int argc, char **argv)
 		/* Nothing for MTPC to do: the link is an ordinary one. */
 		linkcmd_free(&lc);
 		strv_free(&o.launcher);
+		strv_free(&o.split_args);
 		return run_original(&o);
 	}
 	char *self = proc_self_path();
@@ -273,6 +280,7 @@ int main(int argc, char **argv)
 		.cache = o.cache,
 		.min_cost = o.min_cost,
 		.launcher = o.launcher,
+		.split_args = o.split_args,
 		.threshold = o.threshold,
 		.kmax = o.partitions > 0 ? o.partitions : cores(),
 		.inner = inner,
@@ -309,6 +317,7 @@ int main(int argc, char **argv)
 	graph_free(&g);
 	linkcmd_free(&lc);
 	strv_free(&o.launcher);
+		strv_free(&o.split_args);
 	free(self);
 	free(split);
 	free(llvm_bin);

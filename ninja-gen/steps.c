@@ -21,6 +21,7 @@ struct step {
 	const char *cwd, *out, *dir, *tool, *module, *index, *plan, *part, *cache;
 	const char *kmax, *reloc, *min_cost, *llvm_bin, *dwo;
 	char **cmd; /* after "--", NULL-terminated (argv's own terminator) */
+	struct strv split_args; /* --split-arg words, for mtpc-split */
 };
 
 static const char *const step_names[] = {
@@ -54,6 +55,10 @@ static int parse(struct step *s, int argc, char **argv)
 		if (!strcmp(argv[i], "--")) {
 			s->cmd = argv + i + 1;
 			return 0;
+		}
+		if (!strcmp(argv[i], "--split-arg") && i + 1 < argc) {
+			strv_add(&s->split_args, argv[++i]);
+			continue;
 		}
 		size_t k;
 		for (k = 0; k < sizeof opts / sizeof opts[0]; k++)
@@ -258,6 +263,7 @@ static int run_split(const struct step *s, int kmax, char **why)
 		strv_add(&cmd, "--min-cost");
 		strv_add(&cmd, s->min_cost);
 	}
+	strv_addv(&cmd, &s->split_args);
 	char *env[2] = {s->cache ? xasprintf("MTPC_CACHE=%s", s->cache) : NULL, NULL};
 	struct buf err = {0};
 	int st = proc_run(cmd.v, NULL, env[0] ? env : NULL, &err);
@@ -472,28 +478,33 @@ static int thinlink_step(const struct step *s)
 	return r;
 }
 
-int steps_main(int argc, char **argv)
+static int run_step(struct step *s)
 {
-	struct step s;
-	if (parse(&s, argc, argv) < 0)
-		return 2;
-	if (!strcmp(s.name, "--split-step"))
-		return split_step(&s);
-	if (!strcmp(s.name, "--merge-step"))
-		return merge_step(&s);
-	if (!strcmp(s.name, "--thinlink-step"))
-		return thinlink_step(&s);
-	if (!strcmp(s.name, "--dwp-step"))
-		return dwp_step(&s);
-	if (!strcmp(s.name, "--run-step")) {
-		if (!s.cmd || !s.cmd[0])
+	if (!strcmp(s->name, "--split-step"))
+		return split_step(s);
+	if (!strcmp(s->name, "--merge-step"))
+		return merge_step(s);
+	if (!strcmp(s->name, "--thinlink-step"))
+		return thinlink_step(s);
+	if (!strcmp(s->name, "--dwp-step"))
+		return dwp_step(s);
+	if (!strcmp(s->name, "--run-step")) {
+		if (!s->cmd || !s->cmd[0])
 			return 2;
-		return proc_run(s.cmd, s.cwd, NULL, NULL);
+		return proc_run(s->cmd, s->cwd, NULL, NULL);
 	}
 	double sec = 0;
 	long long bytes = 0;
-	int r = compile_checked(&s, &sec, &bytes);
-	if (r == 0 && !strcmp(s.name, "--slot-step"))
-		record_timing(&s, sec, bytes);
+	int r = compile_checked(s, &sec, &bytes);
+	if (r == 0 && !strcmp(s->name, "--slot-step"))
+		record_timing(s, sec, bytes);
+	return r;
+}
+
+int steps_main(int argc, char **argv)
+{
+	struct step s;
+	int r = parse(&s, argc, argv) < 0 ? 2 : run_step(&s);
+	strv_free(&s.split_args);
 	return r;
 }

@@ -147,3 +147,23 @@ def test_new_splitter_reruns_the_split(tmp_path):
     assert rel("split.dd") in ran
     assert not any(rel(f"p{i}.o") in ran for i in range(4)), ran
     assert run([b / "app"]).stdout == reference_output(tmp_path, None)
+
+
+def test_split_args_reach_mtpc_split(tmp_path):
+    """MTPC_SPLIT_ARGS passes options to mtpc-split; a wrong one makes the module fall
+    back to the plain backend with a warning, and the build still succeeds."""
+    src, b = tmp_path / "src", tmp_path / "build"
+    write_project(src)
+    configure(src, b, split=splitter("real"),
+              extra=["-DMTPC_SPLIT_ARGS=--copy-budget;0.05;--join-growth;0.5"])
+    build(b)
+    (moddir,) = (b / "app.mtpc" / "mod").glob("big.c.o-*")
+    opts = json.loads((moddir / "parts" / "plan.json").read_text())["options"]
+    assert "copy-budget=0.05 " in opts and "join-growth=0.5 " in opts, opts
+    want = reference_output(tmp_path, None)
+    assert run([b / "app"]).stdout == want
+    configure(src, b, split=splitter("real"), extra=["-DMTPC_SPLIT_ARGS=--no-such-option"])
+    r = build(b)
+    out = r.stdout + r.stderr
+    assert "compiling it unsplit" in out and "--no-such-option" in out, out
+    assert run([b / "app"]).stdout == want
