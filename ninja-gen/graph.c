@@ -381,9 +381,15 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 	}
 	char *driver = driver_path(lc, gc);
 	struct strv th = {0}, fin = {0}, deps = {0};
-	int r = 0;
+	int r = 0, regular_added = 0;
 	for (size_t i = 1; i < lc->args.n && r == 0; i++) {
 		const char *w = lc->args.v[i];
+		/* The thin link's regular LTO object (see REGULAR_LTO_OBJ) goes
+		 * before the first input, outside any --start-lib group. */
+		if (lc->kind[i] != IN_NONE && !regular_added) {
+			strv_addown(&fin, xasprintf("%s/" REGULAR_LTO_OBJ, gc->inner));
+			regular_added = 1;
+		}
 		if ((int)i == lc->output) {
 			const char *tl = "thinlink.out";
 			if (lc->output_joined) {
@@ -417,6 +423,7 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 
 	strv_add(&th, "-Wl,--thinlto-index-only");
 	strv_add(&th, "-Wl,--thinlto-emit-imports-files");
+	strv_addown(&th, xasprintf("-Wl,--lto-obj-path=%s/stage/" REGULAR_LTO_OBJ, gc->inner));
 	strv_addown(&th, xasprintf("-Wl,--thinlto-prefix-replace=/;%s/stage/", gc->inner));
 	for (size_t i = 0; i < th.n; i++)
 		linkcmd_rsp_word(&g->thinlink_rsp, th.v[i]);
@@ -442,7 +449,8 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 	for (size_t i = 0; i < g->nmods; i++)
 		strv_add(&ins, g->mods[i].path);
 	strv_addv(&ins, &deps);
-	r |= build_line(nj, shards.v, "thinlink", ins.v, V("thinlink.rsp", "modules.list"), NULL);
+	r |= build_line2(nj, shards.v, V(REGULAR_LTO_OBJ), "thinlink", ins.v,
+			 V("thinlink.rsp", "modules.list"), NULL);
 	struct strv cmd = {0};
 	strv_addl(&cmd, gc->self, "--thinlink-step", "--cwd", gc->outer_cwd, "--dir", gc->inner,
 		  "--", driver, NULL);
@@ -465,6 +473,7 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 		strv_addown(&natives, native);
 	}
 
+	strv_add(&natives, REGULAR_LTO_OBJ);
 	strv_addv(&natives, &deps);
 	r |= build_line(nj, V(g->output), "link", natives.v, V("link.rsp"), NULL);
 	strv_addl(&cmd, gc->self, "--run-step", "--cwd", gc->outer_cwd, "--", driver, NULL);

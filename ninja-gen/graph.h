@@ -22,6 +22,13 @@
 #include "buf.h"
 #include "linkcmd.h"
 
+/* The object of the link's regular LTO part (the vtables and type metadata
+ * that -fwhole-program-vtables / -fsplit-lto-unit put in a second module of
+ * each ThinLTO object), written by the thin link (--lto-obj-path; lld 19
+ * always writes one, empty without such modules) and linked into the output
+ * like lld's in-process ld-temp.o. In the inner directory. */
+#define REGULAR_LTO_OBJ "regular-lto.o"
+
 struct graph_conf {
 	const char *self;       /* absolute path of mtpc-link (runs the steps) */
 	const char *split_tool; /* mtpc-split */

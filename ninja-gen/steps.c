@@ -1,6 +1,7 @@
 /* steps.c: see steps.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "steps.h"
+#include "graph.h"
 #include "ninja_write.h"
 #include "proc.h"
 #include "util.h"
@@ -475,6 +476,18 @@ static int thinlink_step(const struct step *s)
 		}
 	}
 	free(text);
+	if (r == 0) {
+		char *from = xasprintf("%s/stage/" REGULAR_LTO_OBJ, s->dir);
+		char *to = xasprintf("%s/" REGULAR_LTO_OBJ, s->dir);
+		if (access(from, F_OK) != 0) {
+			mtpc_error("the thin link wrote no %s (ld.lld 19 --lto-obj-path)", from);
+			r = 1;
+		} else if (move_if_changed(from, to) < 0) {
+			r = 1;
+		}
+		free(from);
+		free(to);
+	}
 	return r;
 }
 

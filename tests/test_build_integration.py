@@ -140,7 +140,7 @@ def test_noop_and_touch_stop_at_thinlink(project):
     out, ran = project.run_build()
     # The recompiled object is identical: only the thin link runs, its
     # shards are unchanged (restat), nothing downstream reruns.
-    assert ran and all(r.startswith("index/") for r in ran), ran
+    assert ran and all(r.startswith("index/") or r == "regular-lto.o" for r in ran), ran
     out, ran = project.run_build()
     assert ran == [], ran
     assert "no work to do" in run(["ninja", "-C", project.build, "-n"]).stdout
@@ -294,3 +294,58 @@ def test_debug_info_survives_the_split(tmp_path):
     assert re.search(r'DW_AT_name\s+\("[^"]*big\.c"\)', info)
     assert re.search(r'DW_AT_name\s+\("big_entry"\)', info)
     assert "big 17283" in run([b / "app"]).stdout
+
+
+WPD_CMAKE = """cmake_minimum_required(VERSION 3.20)
+project(wpd CXX)
+option(SAMPLE_MTPC "" ON)
+add_executable(app a.cpp b.cpp)
+target_compile_options(app PRIVATE -fwhole-program-vtables -fvisibility=hidden)
+target_link_options(app PRIVATE -fwhole-program-vtables)
+if(SAMPLE_MTPC)
+  find_package(MTPC REQUIRED)
+  mtpc_enable(app)
+else()
+  target_compile_options(app PRIVATE -flto=thin)
+  target_link_options(app PRIVATE -flto=thin -fuse-ld=lld)
+endif()
+"""
+WPD_A = """#include <cstdio>
+struct Base { virtual int f(int) = 0; virtual ~Base() {} };
+struct A final : Base { int f(int x) override { return x * 3 + 1; } };
+struct B final : Base { int f(int x) override { return x ^ 0x55; } };
+Base *make(int k) { if (k) return new B; return new A; }
+__attribute__((noinline)) int run(Base *b, int n) { int s = 0; for (int i = 0; i < n; i++) s += b->f(i); return s; }
+int helper(int);
+int main() { Base *a = make(0), *b = make(1); printf("%d %d %d\\n", run(a, 1000), run(b, 1000), helper(7)); delete a; delete b; }
+"""
+WPD_B = """struct Base { virtual int f(int) = 0; virtual ~Base() {} };
+struct C final : Base { int f(int x) override { return x + 100; } };
+int helper(int x) { Base *c = new C; int r = c->f(x); delete c; return r; }
+"""
+
+
+def test_whole_program_vtables(tmp_path):
+    """-fwhole-program-vtables puts the vtables in a second, regular-LTO module of each
+    ThinLTO object: the thin link's regular LTO object must reach the final link (without
+    it the vtables are undefined, as in any distributed ThinLTO build)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(WPD_CMAKE)
+    (src / "a.cpp").write_text(WPD_A)
+    (src / "b.cpp").write_text(WPD_B)
+    outs = {}
+    for mtpc in (False, True):
+        b = tmp_path / ("mtpc" if mtpc else "plain")
+        configure(src, b, mtpc=mtpc, split=splitter("real") if mtpc else None)
+        r = build(b)
+        if mtpc:
+            assert "compiling it unsplit" not in r.stdout + r.stderr
+        outs[mtpc] = run([b / "app"]).stdout
+    assert outs[True] == outs[False] == "1499500 501164 107\n"
+    inner = tmp_path / "mtpc" / "app.mtpc"
+    assert (inner / "regular-lto.o").stat().st_size > 0
+    # a no-op rebuild stays a no-op
+    seen = len(inner_log(inner))
+    build(tmp_path / "mtpc")
+    assert inner_log(inner)[seen:] == []
