@@ -11,6 +11,9 @@
 #include <llvm/IR/ModuleSummaryIndex.h>
 #include <llvm/LTO/Config.h>
 #include <llvm/LTO/LTOBackend.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/IPO/LowerTypeTests.h>
+#include <llvm/Transforms/IPO/WholeProgramDevirt.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 
@@ -77,6 +80,32 @@ static int fail(char **error, const std::string &msg)
 	*error = dup_message(msg);
 	return -1;
 }
+/* The thin link's whole-program devirtualization and type-test (CFI)
+ * resolutions are applied by the first passes of the backend's optimization
+ * pipeline (PassBuilder::buildThinLTODefaultPipeline), after the post-import
+ * hook. The partitions are optimized by a plain -O2 compile that has no
+ * summary, so apply them here, as that pipeline does; then drop the type
+ * tests left for assumes. Without this, CFI modules crash the partition
+ * compiles and devirtualization is lost. */
+static void apply_type_resolutions(Module &M, const ModuleSummaryIndex &index)
+{
+	LoopAnalysisManager LAM;
+	FunctionAnalysisManager FAM;
+	CGSCCAnalysisManager CGAM;
+	ModuleAnalysisManager MAM;
+	PassBuilder PB;
+	PB.registerModuleAnalyses(MAM);
+	PB.registerCGSCCAnalyses(CGAM);
+	PB.registerFunctionAnalyses(FAM);
+	PB.registerLoopAnalyses(LAM);
+	PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+	ModulePassManager MPM;
+	MPM.addPass(WholeProgramDevirtPass(nullptr, &index));
+	MPM.addPass(LowerTypeTestsPass(nullptr, &index));
+	MPM.addPass(LowerTypeTestsPass(nullptr, nullptr, /*DropTypeTests=*/true));
+	MPM.run(M, MAM);
+}
+
 
 extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
 				LLVMModuleRef *out, char **error)
@@ -129,6 +158,7 @@ extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char
 		if (Error e = lto::thinBackend(conf, 0, no_stream, M, **index, imports,
 					       defined[M.getModuleIdentifier()], /*ModuleMap=*/nullptr))
 			return fail(error, std::string(path) + ": ThinLTO import failed: " + toString(std::move(e)));
+		apply_type_resolutions(M, **index);
 	}
 	*out = wrap(mod->release());
 	return 0;

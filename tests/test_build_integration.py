@@ -299,9 +299,10 @@ def test_debug_info_survives_the_split(tmp_path):
 WPD_CMAKE = """cmake_minimum_required(VERSION 3.20)
 project(wpd CXX)
 option(SAMPLE_MTPC "" ON)
+set(FLAGS "" CACHE STRING "")
 add_executable(app a.cpp b.cpp)
-target_compile_options(app PRIVATE -fwhole-program-vtables -fvisibility=hidden)
-target_link_options(app PRIVATE -fwhole-program-vtables)
+target_compile_options(app PRIVATE ${FLAGS} -fvisibility=hidden)
+target_link_options(app PRIVATE ${FLAGS})
 if(SAMPLE_MTPC)
   find_package(MTPC REQUIRED)
   mtpc_enable(app)
@@ -314,10 +315,18 @@ WPD_A = """#include <cstdio>
 struct Base { virtual int f(int) = 0; virtual ~Base() {} };
 struct A final : Base { int f(int x) override { return x * 3 + 1; } };
 struct B final : Base { int f(int x) override { return x ^ 0x55; } };
+struct Other { virtual int g(int x) { return x; } virtual ~Other() {} };
 Base *make(int k) { if (k) return new B; return new A; }
 __attribute__((noinline)) int run(Base *b, int n) { int s = 0; for (int i = 0; i < n; i++) s += b->f(i); return s; }
 int helper(int);
-int main() { Base *a = make(0), *b = make(1); printf("%d %d %d\\n", run(a, 1000), run(b, 1000), helper(7)); delete a; delete b; }
+int main(int argc, char **) {
+  Base *a = make(0), *b = make(1);
+  printf("%d %d %d\\n", run(a, 1000), run(b, 1000), helper(7));
+  fflush(stdout);
+  if (argc > 1) /* a call through the wrong type: CFI must stop it */
+    printf("%d\\n", run(reinterpret_cast<Base *>(new Other), 1));
+  delete a; delete b;
+}
 """
 WPD_B = """struct Base { virtual int f(int) = 0; virtual ~Base() {} };
 struct C final : Base { int f(int x) override { return x + 100; } };
@@ -325,26 +334,37 @@ int helper(int x) { Base *c = new C; int r = c->f(x); delete c; return r; }
 """
 
 
-def test_whole_program_vtables(tmp_path):
-    """-fwhole-program-vtables puts the vtables in a second, regular-LTO module of each
-    ThinLTO object: the thin link's regular LTO object must reach the final link (without
-    it the vtables are undefined, as in any distributed ThinLTO build)."""
+@pytest.mark.parametrize("flags", ["-fwhole-program-vtables", "-fsanitize=cfi"])
+def test_type_metadata_builds(tmp_path, flags):
+    """-fwhole-program-vtables and CFI put vtables and type metadata in a second,
+    regular-LTO module of each ThinLTO object: the thin link's regular LTO object must
+    reach the final link (without it the vtables are undefined, as in any distributed
+    ThinLTO build), and the split step must apply the index's devirtualization and
+    type-test resolutions (without them the partition compiles of a CFI module crash).
+    The split build behaves like plain ThinLTO, CFI trap included."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "CMakeLists.txt").write_text(WPD_CMAKE)
     (src / "a.cpp").write_text(WPD_A)
     (src / "b.cpp").write_text(WPD_B)
-    outs = {}
+    outs, bad = {}, {}
     for mtpc in (False, True):
         b = tmp_path / ("mtpc" if mtpc else "plain")
-        configure(src, b, mtpc=mtpc, split=splitter("real") if mtpc else None)
+        configure(src, b, mtpc=mtpc, split=splitter("real") if mtpc else None,
+                  extra=[f"-DFLAGS={flags}"])
         r = build(b)
         if mtpc:
             assert "compiling it unsplit" not in r.stdout + r.stderr
         outs[mtpc] = run([b / "app"]).stdout
+        bad[mtpc] = run([b / "app", "x"], check=False).returncode
     assert outs[True] == outs[False] == "1499500 501164 107\n"
+    if "cfi" in flags:  # without CFI the bad call is undefined behaviour: not compared
+        assert bad[True] != 0 and bad[False] != 0, "CFI must stop the bad call"
     inner = tmp_path / "mtpc" / "app.mtpc"
     assert (inner / "regular-lto.o").stat().st_size > 0
+    for part in inner.glob("mod/*/parts/p*.bc"):
+        ir = run([llvm_tool("llvm-dis"), part, "-o", "-"]).stdout
+        assert "@llvm.type.test" not in ir, part
     # a no-op rebuild stays a no-op
     seen = len(inner_log(inner))
     build(tmp_path / "mtpc")
