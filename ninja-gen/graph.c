@@ -219,6 +219,28 @@ static void split_dwarf_flags(const struct graph_conf *gc, const char *dwo, stru
 	strv_addown(cmd, xasprintf("%s.tmp", dwo));
 }
 
+/* Append the command of the plain ThinLTO backend of module m into out. */
+static void backend_cmd(const struct graph_conf *gc, const struct linkcmd *lc, const struct module *m,
+			const char *out, const char *driver, struct strv *cmd)
+{
+	char *dwo = lc->split_dwarf ? dwo_of(out) : NULL;
+	strv_addl(cmd, gc->self, "--backend-step", "--out", out, NULL);
+	if (dwo) {
+		strv_add(cmd, "--dwo");
+		strv_add(cmd, dwo);
+	}
+	strv_add(cmd, "--");
+	strv_addv(cmd, &gc->launcher);
+	strv_addl(cmd, driver, "-c", "-x", "ir", m->path, NULL);
+	strv_addown(cmd, xasprintf("-fthinlto-index=%s", m->shard));
+	codegen_flags(lc, cmd);
+	if (dwo)
+		split_dwarf_flags(gc, dwo, cmd);
+	strv_add(cmd, "-o");
+	strv_addown(cmd, xasprintf("%s.tmp", out));
+	free(dwo);
+}
+
 /* The plain ThinLTO backend of module m into out (relative path). */
 static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struct linkcmd *lc,
 			const struct module *m, const char *out, const char *driver)
@@ -230,20 +252,7 @@ static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struc
 	int r = build_line2(nj, V((char *)out), dwo ? V(dwo) : NULL, "backend", V(m->shard), NULL,
 			    NULL);
 	struct strv cmd = {0};
-	strv_addl(&cmd, gc->self, "--backend-step", "--out", out, NULL);
-	if (dwo) {
-		strv_add(&cmd, "--dwo");
-		strv_add(&cmd, dwo);
-	}
-	strv_add(&cmd, "--");
-	strv_addv(&cmd, &gc->launcher);
-	strv_addl(&cmd, driver, "-c", "-x", "ir", m->path, NULL);
-	strv_addown(&cmd, xasprintf("-fthinlto-index=%s", m->shard));
-	codegen_flags(lc, &cmd);
-	if (dwo)
-		split_dwarf_flags(gc, dwo, &cmd);
-	strv_add(&cmd, "-o");
-	strv_addown(&cmd, xasprintf("%s.tmp", out));
+	backend_cmd(gc, lc, m, out, driver, &cmd);
 	r |= cmd_var(nj, "cmd", cmd.v);
 	buf_printf(nj, "  desc = MTPC backend %s\n", m->key);
 	strv_free(&cmd);
@@ -336,7 +345,9 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	r |= nw_path(nj, dd);
 	buf_addc(nj, '\n');
 	strv_addl(&cmd, gc->self, "--merge-step", "--dir", dir, "--out", native, "--llvm-bin",
-		  gc->llvm_bin, NULL);
+		  gc->llvm_bin, "--", NULL);
+	/* If a partition failed to compile, the merge runs the plain backend. */
+	backend_cmd(gc, lc, m, backend, driver, &cmd);
 	r |= cmd_var(nj, "cmd", cmd.v);
 	buf_printf(nj, "  desc = MTPC merge %s\n", m->key);
 	strv_free(&cmd);

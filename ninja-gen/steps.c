@@ -338,6 +338,22 @@ static int split_step(const struct step *s)
 	return r;
 }
 
+/* The module's unsplit backend object as the merged object. */
+static int take_backend(const struct step *s)
+{
+	char *bk = xasprintf("%s/backend.o", s->dir), *data;
+	size_t len;
+	int r = 1;
+	if (mtpc_read_file(bk, &data, &len) < 0) {
+		mtpc_error("cannot read %s: %s", bk, strerror(errno));
+	} else {
+		r = mtpc_write_file(s->out, data, len, MTPC_WRITE_IF_CHANGED) < 0;
+		free(data);
+	}
+	free(bk);
+	return r;
+}
+
 static int merge_step(const struct step *s)
 {
 	if (!need(s, s->dir, "--dir") || !need(s, s->out, "--out"))
@@ -349,17 +365,24 @@ static int merge_step(const struct step *s)
 		n = atoi(text);
 	free(text);
 	free(np);
-	if (n <= 0) {
-		char *bk = xasprintf("%s/backend.o", s->dir);
-		char *data;
-		if (mtpc_read_file(bk, &data, &len) < 0) {
-			mtpc_error("cannot read %s: %s", bk, strerror(errno));
-		} else {
-			r = mtpc_write_file(s->out, data, len, MTPC_WRITE_IF_CHANGED) < 0;
-			free(data);
+	if (n <= 0)
+		return take_backend(s); /* the split failed: backend.o was built */
+	/* A partition that failed to compile left an empty object (slot_step):
+	 * the module is compiled unsplit by the command after "--". */
+	for (int i = 0; i < n; i++) {
+		char *p = xasprintf("%s/p%d.o", s->dir, i);
+		long long size = file_size(p);
+		free(p);
+		if (size > 0)
+			continue;
+		if (!s->cmd || !s->cmd[0]) {
+			mtpc_error("partition %d of %s has no object and there is no backend command", i,
+				   s->dir);
+			return 1;
 		}
-		free(bk);
-		return r;
+		mtpc_warn("%s: a partition failed to compile; compiling it unsplit", s->dir);
+		int st = proc_run(s->cmd, NULL, NULL, NULL);
+		return st ? st : take_backend(s);
 	}
 	const char *bin = s->llvm_bin ? s->llvm_bin : "/usr/lib/llvm-19/bin";
 	char *tmp1 = xasprintf("%s.r.tmp", s->out), *tmp2 = xasprintf("%s.tmp", s->out);
@@ -509,9 +532,19 @@ static int run_step(struct step *s)
 	double sec = 0;
 	long long bytes = 0;
 	int r = compile_checked(s, &sec, &bytes);
-	if (r == 0 && !strcmp(s->name, "--slot-step"))
+	if (strcmp(s->name, "--slot-step") || !s->out || !s->cmd || !s->cmd[0])
+		return r;
+	if (r == 0) {
 		record_timing(s, sec, bytes);
-	return r;
+		return 0;
+	}
+	/* The build must not break because of MTPC: leave an empty object (and
+	 * .dwo) that tells the merge to compile the module unsplit. */
+	mtpc_warn("compiling partition %s failed; its module will be compiled unsplit", s->out);
+	int w = mtpc_write_file(s->out, "", 0, MTPC_WRITE_IF_CHANGED);
+	if (w == 0 && s->dwo)
+		w = mtpc_write_file(s->dwo, "", 0, MTPC_WRITE_IF_CHANGED);
+	return w < 0 ? 1 : 0;
 }
 
 int steps_main(int argc, char **argv)

@@ -286,6 +286,37 @@ def test_launcher_prefixes_partition_compiles(tmp_path):
     assert "big 17283" in run([b / "app"]).stdout
 
 
+def test_failing_partition_compile_falls_back(tmp_path):
+    """A partition that does not compile (here: the launcher fails it, as a compiler crash
+    would) does not break the build: its module is compiled unsplit, with one warning."""
+    flag = tmp_path / "fail-p1"
+    launcher = tmp_path / "launch.sh"
+    launcher.write_text("#!/bin/sh\n"
+                        f"case \"$*\" in *parts/p1.bc*) [ -e '{flag}' ] && exit 3;; esac\n"
+                        "exec \"$@\"\n")
+    launcher.chmod(0o755)
+    flag.touch()
+    b = tmp_path / "b"
+    configure(PROJECTS / "c", b, split=splitter("real"), extra=[f"-DMTPC_LAUNCHER={launcher}"])
+    r = build(b)
+    out = r.stdout + r.stderr
+    assert "compiling partition" in out and "compiling it unsplit" in out, out
+    assert "big 17283" in run([b / "app"]).stdout
+    (inner,) = [d for d in b.glob("app.mtpc")]
+    seen = len(inner_log(inner))
+    build(b)
+    assert inner_log(inner)[seen:] == []
+    # once the partition compiles again (and changes), the split object is used again
+    flag.unlink()
+    (moddir,) = [d for d in (inner / "mod").glob("big.c.o-*")]
+    (moddir / "parts" / "p1.bc").touch()
+    r = run(["ninja", "-C", inner])  # the outer build has no reason to relink
+    assert "compiling it unsplit" not in r.stdout + r.stderr
+    assert str((moddir / "native.o").relative_to(inner)) in inner_log(inner)[seen:]
+    assert (moddir / "p1.o").stat().st_size > 0
+    assert "big 17283" in run([b / "app"]).stdout
+
+
 def test_debug_info_survives_the_split(tmp_path):
     b = tmp_path / "b"
     configure(PROJECTS / "c", b, extra=["-DCMAKE_BUILD_TYPE=RelWithDebInfo"])
