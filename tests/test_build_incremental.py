@@ -11,7 +11,8 @@ import os
 import pytest
 
 from conftest import run
-from test_build_integration import configure, build, inner_log, mtpc_config_dir, splitter
+from test_build_integration import (APP_MTPC_OR_THIN, configure, build, inner_log,
+                                    mtpc_config_dir, splitter)
 
 N_FUNCS = 48
 
@@ -40,14 +41,7 @@ CMAKE = """cmake_minimum_required(VERSION 3.20)
 project(incr C)
 option(SAMPLE_MTPC "" ON)
 add_executable(app main.c big.c)
-if(SAMPLE_MTPC)
-  find_package(MTPC REQUIRED)
-  mtpc_enable(app)
-else()
-  target_compile_options(app PRIVATE -flto=thin)
-  target_link_options(app PRIVATE -flto=thin -fuse-ld=lld)
-endif()
-"""
+""" + APP_MTPC_OR_THIN
 
 
 def write_project(src, edit=None):

@@ -327,14 +327,9 @@ def test_debug_info_survives_the_split(tmp_path):
     assert "big 17283" in run([b / "app"]).stdout
 
 
-WPD_CMAKE = """cmake_minimum_required(VERSION 3.20)
-project(wpd CXX)
-option(SAMPLE_MTPC "" ON)
-set(FLAGS "" CACHE STRING "")
-add_executable(app a.cpp b.cpp)
-target_compile_options(app PRIVATE ${FLAGS} -fvisibility=hidden)
-target_link_options(app PRIVATE ${FLAGS})
-if(SAMPLE_MTPC)
+# The tail of the test projects' CMakeLists.txt: target `app` through MTPC, or plain
+# ThinLTO with -DSAMPLE_MTPC=OFF (what configure() sets).
+APP_MTPC_OR_THIN = """if(SAMPLE_MTPC)
   find_package(MTPC REQUIRED)
   mtpc_enable(app)
 else()
@@ -342,6 +337,15 @@ else()
   target_link_options(app PRIVATE -flto=thin -fuse-ld=lld)
 endif()
 """
+
+WPD_CMAKE = """cmake_minimum_required(VERSION 3.20)
+project(wpd CXX)
+option(SAMPLE_MTPC "" ON)
+set(FLAGS "" CACHE STRING "")
+add_executable(app a.cpp b.cpp)
+target_compile_options(app PRIVATE ${FLAGS} -fvisibility=hidden)
+target_link_options(app PRIVATE ${FLAGS})
+""" + APP_MTPC_OR_THIN
 WPD_A = """#include <cstdio>
 struct Base { virtual int f(int) = 0; virtual ~Base() {} };
 struct A final : Base { int f(int x) override { return x * 3 + 1; } };
