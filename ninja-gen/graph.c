@@ -361,6 +361,19 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	return r;
 }
 
+static const struct module *sort_mods; /* for cmp_schedule (qsort has no context) */
+
+/* Split modules before plain ones, bigger first, then by path. */
+static int cmp_schedule(const void *a, const void *b)
+{
+	const struct module *x = &sort_mods[*(const size_t *)a], *y = &sort_mods[*(const size_t *)b];
+	if (x->split != y->split)
+		return y->split - x->split;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
 /* Files named inside -Wl, words (version scripts, linker scripts): inputs of
  * the final link too, so that editing them relinks. */
 static void wl_files(const char *w, const char *cwd, struct strv *deps)
@@ -472,17 +485,29 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 	strv_free(&shards);
 	strv_free(&ins);
 
-	struct strv natives = {0};
-	for (size_t i = 0; i < g->nmods; i++) {
-		const struct module *m = &g->mods[i];
-		char *native = xasprintf("mod/%s/native.o", m->key);
+	/* Ninja (1.11) starts ready edges in manifest order: split modules
+	 * first, biggest first, so their split and slots, the critical path,
+	 * go ahead of small modules' backends. The link keeps link order. */
+	size_t *order = xmalloc((g->nmods + 1) * sizeof *order);
+	for (size_t i = 0; i < g->nmods; i++)
+		order[i] = i;
+	sort_mods = g->mods;
+	qsort(order, g->nmods, sizeof *order, cmp_schedule);
+	for (size_t k = 0; k < g->nmods; k++) {
+		const struct module *m = &g->mods[order[k]];
 		if (m->split)
 			r |= emit_split(nj, gc, lc, m, driver);
-		else
+		else {
+			char *native = xasprintf("mod/%s/native.o", m->key);
 			r |= emit_backend(nj, gc, lc, m, native, driver);
+			free(native);
+		}
 		buf_addc(nj, '\n');
-		strv_addown(&natives, native);
 	}
+	free(order);
+	struct strv natives = {0};
+	for (size_t i = 0; i < g->nmods; i++)
+		strv_addown(&natives, xasprintf("mod/%s/native.o", g->mods[i].key));
 
 	strv_add(&natives, REGULAR_LTO_OBJ);
 	strv_addv(&natives, &deps);

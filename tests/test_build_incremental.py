@@ -161,3 +161,24 @@ def test_split_args_reach_mtpc_split(tmp_path):
     out = r.stdout + r.stderr
     assert "compiling it unsplit" in out and "--no-such-option" in out, out
     assert run([b / "app"]).stdout == want
+
+
+def test_split_module_is_scheduled_first(tmp_path):
+    """Ninja 1.11 starts ready edges in manifest order: the big module's split and slots
+    (the critical path) are declared, and with one job run, before small modules' backends."""
+    src, b = tmp_path / "src", tmp_path / "build"
+    write_project(src)
+    # main.c's bitcode is about 3 KB, big.c's about 9 KB: only big.c is split
+    configure(src, b, split=splitter("real"),
+              extra=["-DMTPC_SPLIT_THRESHOLD=6000", "-DMTPC_JOBS=1"])
+    build(b)
+    inner = b / "app.mtpc"
+    manifest = (inner / "build.ninja").read_text()
+    (moddir,) = (inner / "mod").glob("big.c.o-*")
+    (maindir,) = (inner / "mod").glob("main.c.o-*")
+    big_key, main_key = moddir.name, maindir.name
+    assert manifest.index(f"mod/{big_key}/split.dd") < manifest.index(f"mod/{main_key}/native.o:")
+    ran = [r for r in inner_log(inner) if r.startswith("mod/")]
+    assert ran[0] == f"mod/{big_key}/split.dd", ran
+    assert ran.index(f"mod/{main_key}/native.o") > ran.index(f"mod/{big_key}/p0.o"), ran
+    assert run([b / "app"]).stdout == reference_output(tmp_path, None)
