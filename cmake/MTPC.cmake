@@ -33,11 +33,14 @@ Commands
   ``PARTITIONS`` and ``THRESHOLD`` override ``MTPC_MAX_PARTITIONS`` and
   ``MTPC_SPLIT_THRESHOLD`` for this target (0 or absent: the cache variable).
 
-  Requires the Ninja (or Ninja Multi-Config) generator, Clang for every
-  enabled C/C++ language and lld. When one is missing, one warning is
-  printed for the whole project and the target builds exactly as it would
-  without ``mtpc_enable()``. Targets that are not enabled are never touched
-  (no global flags).
+  Requires the Ninja (or Ninja Multi-Config) generator, Clang and lld. When
+  one is missing, one warning is printed for the whole project and the
+  target builds exactly as it would without ``mtpc_enable()``. The compiler
+  is checked per target, for the languages it uses (its sources, or every
+  enabled C/C++ language when they are not known yet): a C target with Clang
+  is enabled even if the C++ compiler is GCC; a target with sources of a
+  non-Clang compiler gets one warning naming it and builds as usual.
+  Targets that are not enabled are never touched (no global flags).
 
 Cache variables
 ^^^^^^^^^^^^^^^
@@ -109,19 +112,28 @@ function(_mtpc_check out)
   if(NOT CMAKE_GENERATOR MATCHES "^Ninja")
     set(why "MTPC needs the Ninja generator (this build uses \"${CMAKE_GENERATOR}\")")
   endif()
+  # Clang for at least one of C and C++ (each target's own languages are
+  # checked by mtpc_enable: a C target does not care about the C++ compiler).
   get_property(langs GLOBAL PROPERTY ENABLED_LANGUAGES)
   set(compiler "")
+  set(others "")
   foreach(lang IN ITEMS C CXX)
-    if(lang IN_LIST langs AND NOT why)
-      if(NOT CMAKE_${lang}_COMPILER_ID STREQUAL "Clang")
-        set(why "MTPC needs Clang (the ${lang} compiler is ${CMAKE_${lang}_COMPILER_ID} ${CMAKE_${lang}_COMPILER})")
-      elseif(NOT compiler)
-        set(compiler "${CMAKE_${lang}_COMPILER}")
+    if(lang IN_LIST langs)
+      if(CMAKE_${lang}_COMPILER_ID STREQUAL "Clang")
+        if(NOT compiler)
+          set(compiler "${CMAKE_${lang}_COMPILER}")
+        endif()
+      else()
+        string(APPEND others " the ${lang} compiler is ${CMAKE_${lang}_COMPILER_ID} ${CMAKE_${lang}_COMPILER}")
       endif()
     endif()
   endforeach()
   if(NOT why AND NOT compiler)
-    set(why "MTPC needs a C or C++ project")
+    if(others)
+      set(why "MTPC needs Clang (${others})")
+    else()
+      set(why "MTPC needs a C or C++ project")
+    endif()
   endif()
   if(NOT why)
     get_filename_component(real "${compiler}" REALPATH)
@@ -138,6 +150,48 @@ function(_mtpc_check out)
     set(why "mtpc-link not found (set MTPC_LINK_EXECUTABLE)")
   endif()
   set(${out} "${why}" PARENT_SCOPE)
+endfunction()
+
+# The languages among C and CXX that target compiles (by its sources' LANGUAGE
+# or extension) or links with; every enabled one of the two when its sources
+# are not known yet (added later, or generator expressions only).
+function(_mtpc_target_languages target out)
+  get_property(enabled GLOBAL PROPERTY ENABLED_LANGUAGES)
+  get_target_property(sources ${target} SOURCES)
+  set(langs "")
+  set(known 0)
+  foreach(src IN LISTS sources)
+    if(src MATCHES "^\\$<")
+      continue()
+    endif()
+    set(known 1)
+    get_source_file_property(lang "${src}" LANGUAGE)
+    if(NOT lang)
+      get_filename_component(ext "${src}" LAST_EXT)
+      string(REGEX REPLACE "^\\." "" ext "${ext}")
+      foreach(l IN ITEMS C CXX)
+        if(l IN_LIST enabled AND ext IN_LIST CMAKE_${l}_SOURCE_FILE_EXTENSIONS)
+          set(lang ${l})
+        endif()
+      endforeach()
+    endif()
+    if(lang MATCHES "^(C|CXX)$")
+      list(APPEND langs ${lang})
+    endif()
+  endforeach()
+  get_target_property(link ${target} LINKER_LANGUAGE)
+  if(link MATCHES "^(C|CXX)$")
+    list(APPEND langs ${link})
+  endif()
+  if(NOT known)
+    foreach(l IN ITEMS C CXX)
+      if(l IN_LIST enabled)
+        list(APPEND langs ${l})
+      endif()
+    endforeach()
+  endif()
+  list(REMOVE_DUPLICATES langs)
+  set(${out} "${langs}" PARENT_SCOPE)
 endfunction()
 
 function(mtpc_enable target)
@@ -167,6 +221,15 @@ function(mtpc_enable target)
   if(why)
     return()
   endif()
+  _mtpc_target_languages(${target} langs)
+  foreach(lang IN LISTS langs)
+    if(NOT CMAKE_${lang}_COMPILER_ID STREQUAL "Clang")
+      message(WARNING "mtpc_enable(${target}): its ${lang} sources are compiled by "
+        "${CMAKE_${lang}_COMPILER_ID} ${CMAKE_${lang}_COMPILER}; MTPC needs Clang, so "
+        "${target} builds as usual.")
+      return()
+    endif()
+  endforeach()
 
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-flto=thin>)
   if(type STREQUAL "STATIC_LIBRARY")

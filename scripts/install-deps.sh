@@ -9,7 +9,7 @@ PACKAGES="
   libsqlite3-dev libjansson-dev zlib1g-dev libzstd-dev
   python3 python3-pytest
   csmith libcsmith-dev
-  gdb valgrind binutils
+  gdb valgrind binutils g++
   gnuplot-nox graphviz
   tcl dpkg-dev
 "

@@ -225,6 +225,39 @@ def test_missing_lld_warns_once_and_builds(tmp_path):
     assert not (tmp_path / "b" / "app.mtpc").exists()
 
 
+MIXED_CMAKE = """cmake_minimum_required(VERSION 3.20)
+project(mixed C CXX)
+find_package(MTPC REQUIRED)
+add_executable(capp main.c)
+add_executable(cxxapp main.cpp)
+mtpc_enable(capp)
+mtpc_enable(cxxapp)
+"""
+
+
+def test_compilers_are_checked_per_target(tmp_path):
+    """Clang for C, GCC for C++: the C target goes through MTPC, the C++ target builds as
+    before with one warning naming it (MTPC only looks at the languages a target uses)."""
+    gxx = shutil.which("g++")
+    assert gxx, "g++ missing (scripts/install-deps.sh installs it)"
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(MIXED_CMAKE)
+    (src / "main.c").write_text('#include <stdio.h>\nint main(void) { puts("c"); return 0; }\n')
+    (src / "main.cpp").write_text('#include <cstdio>\nint main() { std::puts("cxx"); }\n')
+    b = tmp_path / "b"
+    r = run(["cmake", "-S", src, "-B", b, "-G", "Ninja", f"-DCMAKE_C_COMPILER={CLANG}",
+             f"-DCMAKE_CXX_COMPILER={gxx}", f"-DMTPC_DIR={mtpc_config_dir()}",
+             "-DMTPC_SPLIT_THRESHOLD=0", f"-DMTPC_SPLIT_EXECUTABLE={splitter()}"])
+    assert r.stderr.count("MTPC needs Clang") == 0, r.stderr
+    assert r.stderr.count("mtpc_enable(cxxapp): its CXX sources are compiled by GNU") == 1, r.stderr
+    assert "mtpc_enable(capp)" not in r.stderr
+    out = build(b).stdout
+    assert "mtpc-link: capp:" in out and "mtpc-link: cxxapp" not in out, out
+    assert run([b / "capp"]).stdout == "c\n" and run([b / "cxxapp"]).stdout == "cxx\n"
+    assert (b / "capp.mtpc").is_dir() and not (b / "cxxapp.mtpc").exists()
+
+
 def test_build_dir_with_spaces_and_dollar(tmp_path):
     b = tmp_path / "my build $dir"  # no ":": it would break the RPATH of any build
     configure(PROJECTS / "c", b, split=FAKE_SPLIT)
