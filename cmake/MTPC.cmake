@@ -231,7 +231,11 @@ function(mtpc_enable target)
     endif()
   endforeach()
 
-  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-flto=thin>)
+  # Per language and only for Clang: a source added later for another
+  # compiler must not get a flag it cannot parse.
+  target_compile_options(${target} PRIVATE
+    $<$<AND:$<COMPILE_LANGUAGE:C>,$<C_COMPILER_ID:Clang>>:-flto=thin>
+    $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:Clang>>:-flto=thin>)
   if(type STREQUAL "STATIC_LIBRARY")
     return()
   endif()
