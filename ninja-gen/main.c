@@ -83,6 +83,12 @@ static int cores(void)
 	return n > 0 ? (int)n : 1;
 }
 
+static void opts_free(struct opts *o)
+{
+	strv_free(&o->launcher);
+	strv_free(&o->split_args);
+}
+
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof *o);
@@ -250,8 +256,7 @@ int main(int argc, char **argv)
 	struct linkcmd lc;
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof cwd) || linkcmd_parse(&lc, o.ncmd, o.cmd) < 0) {
-		strv_free(&o.launcher);
-		strv_free(&o.split_args);
+		opts_free(&o);
 		return run_original(&o);
 	}
 	int nbitcode = 0;
@@ -261,8 +266,7 @@ int main(int argc, char **argv)
 	if (!nbitcode || !out) {
 		/* Nothing for MTPC to do: the link is an ordinary one. */
 		linkcmd_free(&lc);
-		strv_free(&o.launcher);
-		strv_free(&o.split_args);
+		opts_free(&o);
 		return run_original(&o);
 	}
 	char *self = proc_self_path();
@@ -316,8 +320,7 @@ int main(int argc, char **argv)
 	}
 	graph_free(&g);
 	linkcmd_free(&lc);
-	strv_free(&o.launcher);
-		strv_free(&o.split_args);
+	opts_free(&o);
 	free(self);
 	free(split);
 	free(llvm_bin);

@@ -72,6 +72,13 @@ static long affinity(const struct ctx *c, int u, int p)
  * that lowers the fullest, among the moves that gain at least half the best
  * one the unit least tied to its partition. Fresh plans only: a seeded plan
  * keeps its units where they were. */
+/* How much moving a unit of cost u across a gap between two loads lowers the
+ * higher one without making the other the higher: min(u, gap - u). */
+static long move_gain(long u, long gap)
+{
+	return u < gap - u ? u : gap - u;
+}
+
 static void rebalance(struct ctx *c, const long *ucost)
 {
 	const struct module_info *mi = c->mi;
@@ -86,11 +93,9 @@ static void rebalance(struct ctx *c, const long *ucost)
 				lo = p;
 		}
 		long gap = load[hi] - load[lo], best_gain = 0;
-		for (int u = 0; u < mi->nunits; u++) {
-			long g = ucost[u] < gap - ucost[u] ? ucost[u] : gap - ucost[u];
-			if (P->owner[u] == hi && g > best_gain)
-				best_gain = g;
-		}
+		for (int u = 0; u < mi->nunits; u++)
+			if (P->owner[u] == hi && move_gain(ucost[u], gap) > best_gain)
+				best_gain = move_gain(ucost[u], gap);
 		/* below 0.1% of the partition the move is not worth a promotion */
 		if (best_gain <= load[hi] / 1000)
 			break;
@@ -99,7 +104,7 @@ static void rebalance(struct ctx *c, const long *ucost)
 		for (int u = 0; u < mi->nunits; u++) {
 			if (P->owner[u] != hi)
 				continue;
-			long g = ucost[u] < gap - ucost[u] ? ucost[u] : gap - ucost[u];
+			long g = move_gain(ucost[u], gap);
 			if (2 * g < best_gain)
 				continue;
 			long loss = affinity(c, u, hi) - affinity(c, u, lo);
