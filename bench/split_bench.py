@@ -25,6 +25,9 @@ interleaved with the unsplit baseline, and medians are reported:
                         J at a time (--jobs, default: the machine's cores), merge; wall /
                         unsplit ThinLTO backend wall (issue #3's goal <= 0.53 on 2 cores).
                         llvm-split gets the post-import module (its import is not counted)
+  lower bound           what the backend on J cores cannot beat, from CPU times: the serial
+                        split (with the import for mtpc-split), the partitions' CPU shared
+                        perfectly among J cores, the merge; over the unsplit backend's CPU
 
 CPU is each process's own user+system time (os.wait4), robust on a shared machine; wall
 times are printed too but are noisy when others use the cores.
@@ -140,7 +143,9 @@ def run_pipeline(split_argv, outdir, jobs, clang, lld, objcopy, compile_args):
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
     t0 = time.perf_counter()
-    cpu = lib.run_measured(split_argv).cpu
+    split_cpu = lib.run_measured(split_argv).cpu
+    split_wall = time.perf_counter() - t0
+    cpu = split_cpu
     parts = partition_files(outdir)
     if not parts:
         raise lib.BenchError(f"{split_argv[0]} wrote no partitions in {outdir}")
@@ -155,10 +160,11 @@ def run_pipeline(split_argv, outdir, jobs, clang, lld, objcopy, compile_args):
     localize = outdir / "localize.txt"
     if localize.exists() and localize.stat().st_size:
         cpu += lib.run_measured([objcopy, f"--localize-symbols={localize}", merged]).cpu
-    return {"wall": time.perf_counter() - t0, "cpu": cpu, "partitions": len(parts)}
+    return {"wall": time.perf_counter() - t0, "cpu": cpu, "partitions": len(parts),
+            "split_wall": split_wall, "split_cpu": split_cpu}
 
 
-def summarize(runs, base):
+def summarize(runs, base, jobs=0):
     med = lambda k: lib.median(r[k] for r in runs)  # noqa: E731
     s = {k: med(k) for k in ("split_wall", "split_cpu", "sum_cpu", "max_cpu", "mean_cpu",
                              "max_wall", "merge_wall", "partitions")}
@@ -184,6 +190,13 @@ def summarize(runs, base):
         s["pipeline_over_backend"] = lib.median(
             p["wall"] / b for p, b in zip(pipes, base["backend_walls"]))
         s["pipeline_cpu_over_backend"] = lib.ratio(s["pipeline_cpu"], base["backend_cpu"])
+        # What no schedule on `jobs` cores can beat: the serial step (the pipeline's own
+        # split, with the import for mtpc-split), then the partitions' CPU (one at a time,
+        # so not slowed by each other) shared perfectly among the cores, then the merge.
+        s["pipeline_split_cpu"] = lib.median(p["split_cpu"] for p in pipes)
+        s["pipeline_bound"] = lib.ratio(
+            s["pipeline_split_cpu"] + s["sum_cpu"] / min(jobs, s["partitions"])
+            + s["merge_cpu"], base["backend_cpu"])
     return s
 
 
@@ -214,6 +227,10 @@ def report(base, results, n, repeat, jobs=None, out=print):
                 f"CPU {s['pipeline_cpu_over_backend']:.3f} of the backend's; "
                 f"{'import + ' if name == 'mtpc-split' else ''}split, "
                 f"{jobs} partitions at a time, merge]")
+            out(f"  lower bound on {jobs} cores {s['pipeline_bound']:.3f} = (serial split "
+                f"{lib.fmt_s(s['pipeline_split_cpu'])} + partitions' CPU / "
+                f"{min(jobs, int(s['partitions']))} + merge) / "
+                "backend CPU: perfect balance, no slowdown from sharing the machine")
 
 
 def main(argv=None):
@@ -336,7 +353,7 @@ def main(argv=None):
             sp.runs.append(run)
     base = {k: lib.median(b[k] for b in base_runs) for k in base_runs[0]}
     base["backend_walls"] = [b["backend_wall"] for b in base_runs]
-    results = {sp.name: summarize(sp.runs, base) for sp in splitters}
+    results = {sp.name: summarize(sp.runs, base, args.jobs) for sp in splitters}
     print()
     report(base, results, args.partitions, args.repeat, args.jobs)
     if args.json:
