@@ -26,9 +26,11 @@ Commands
   or module libraries, links it with ``-flto=thin -fuse-ld=lld`` through
   ``mtpc-link`` (set as ``C_LINKER_LAUNCHER`` and ``CXX_LINKER_LAUNCHER``),
   in the Ninja job pool ``mtpc_link`` of depth 1 (``JOB_POOL_LINK``) so that
-  nested inner builds do not oversubscribe the machine. For a static library
-  only the ``-flto=thin`` compile flag is added, so that an enabled target
-  linking it gets its members as ThinLTO modules.
+  nested inner builds do not oversubscribe the machine. For a static or
+  object library only the ``-flto=thin`` compile flag is added, so that an
+  enabled target linking it gets its objects as ThinLTO modules: enable the
+  libraries that hold large sources too (``mtpc-link``'s summary line counts
+  the native objects a link passes through unsplit).
 
   ``PARTITIONS`` and ``THRESHOLD`` override ``MTPC_MAX_PARTITIONS`` and
   ``MTPC_SPLIT_THRESHOLD`` for this target (0 or absent: the cache variable).
@@ -203,7 +205,7 @@ function(mtpc_enable target)
     message(FATAL_ERROR "mtpc_enable(${target}): no such target")
   endif()
   get_target_property(type ${target} TYPE)
-  if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY|STATIC_LIBRARY)$")
+  if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY|STATIC_LIBRARY|OBJECT_LIBRARY)$")
     message(FATAL_ERROR "mtpc_enable(${target}): ${type} targets cannot be enabled")
   endif()
 
@@ -236,7 +238,7 @@ function(mtpc_enable target)
   target_compile_options(${target} PRIVATE
     $<$<AND:$<COMPILE_LANGUAGE:C>,$<C_COMPILER_ID:Clang>>:-flto=thin>
     $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:Clang>>:-flto=thin>)
-  if(type STREQUAL "STATIC_LIBRARY")
+  if(type MATCHES "^(STATIC|OBJECT)_LIBRARY$")
     return()
   endif()
   target_link_options(${target} PRIVATE -flto=thin -fuse-ld=lld)

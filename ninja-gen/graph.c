@@ -81,6 +81,7 @@ static int rewrite_input(const struct graph_conf *gc, const struct linkcmd *lc, 
 		if (ar_extract(abs, dest, &mem, &bitcode) < 0) {
 			ret = -1;
 		} else if (!bitcode) {
+			g->nnative_archives++;
 			strv_add(th, w);
 			strv_add(fin, w);
 		} else {
@@ -96,6 +97,7 @@ static int rewrite_input(const struct graph_conf *gc, const struct linkcmd *lc, 
 					strv_add(th, p);
 					strv_addown(fin, native_of(gc, m));
 				} else {
+					g->nnative_objects += linkcmd_is_native_object(p);
 					strv_add(th, p);
 					strv_add(fin, p);
 				}
@@ -109,6 +111,7 @@ static int rewrite_input(const struct graph_conf *gc, const struct linkcmd *lc, 
 		strv_free(&mem);
 		free(dest);
 	} else {
+		g->nnative_objects += linkcmd_is_native_object(abs);
 		strv_add(th, w);
 		strv_add(fin, w);
 	}

@@ -57,6 +57,10 @@ struct graph {
 	struct buf ninja, thinlink_rsp, link_rsp, modules_list;
 	char *output; /* absolute path of the link output */
 	char *dwp;    /* with -gsplit-dwarf: <output>.dwp (llvm-dwp of every .dwo), else NULL */
+	/* Inputs passed through as they are, named in mtpc-link's summary so that
+	 * a large source compiled without -flto=thin does not go unnoticed:
+	 * native ELF objects (given or archive members) and archives without bitcode. */
+	int nnative_objects, nnative_archives;
 };
 
 /* Returns 0, or -1 after an error message (the caller then runs the original

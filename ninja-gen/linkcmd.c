@@ -110,6 +110,19 @@ enum input_kind linkcmd_file_kind(const char *path)
 	return IN_FILE;
 }
 
+int linkcmd_is_native_object(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	unsigned char h[18] = {0};
+	size_t n = fread(h, 1, sizeof h, f);
+	fclose(f);
+	/* e_type (offset 16) in the byte order EI_DATA (offset 5) names. */
+	int type = h[5] == 2 ? (h[16] << 8 | h[17]) : (h[17] << 8 | h[16]);
+	return n == sizeof h && !memcmp(h, "\x7f" "ELF", 4) && type == 1 /* ET_REL */;
+}
+
 /* Driver options whose value is the next word (so that value is not taken
  * for an input file). Joined forms (-ofoo, -Lfoo) need no entry. */
 static const char *const takes_value[] = {

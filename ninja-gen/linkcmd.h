@@ -63,5 +63,8 @@ void linkcmd_rsp_word(struct buf *b, const char *s);
 /* What a file is, by its first bytes: IN_BITCODE, IN_ARCHIVE or IN_FILE;
  * IN_NONE if it cannot be opened. */
 enum input_kind linkcmd_file_kind(const char *path);
+/* Is path an ELF relocatable object (a native .o, compiled without
+ * -flto=thin: the link passes it through, MTPC cannot split it)? */
+int linkcmd_is_native_object(const char *path);
 
 #endif

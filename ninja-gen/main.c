@@ -63,6 +63,12 @@ static const char usage[] =
 	"(from --llvm-bin) packs every .dwo the output names into <output>.dwp,\n"
 	"next to the output, where gdb looks for it.\n"
 	"\n"
+	"Each link prints one line: 'mtpc-link: <output>: M modules, S split\n"
+	"(<module>: N partitions, ...)[, K native objects][, A native archives], T s'.\n"
+	"Native objects and archives without bitcode pass through unsplit: to split\n"
+	"a large source among them, compile it with -flto=thin (mtpc_enable() its\n"
+	"static or object library).\n"
+	"\n"
 	"The link command must be a clang/clang++ driver invocation with -o; inputs\n"
 	"may be bitcode objects, static archives of bitcode (extracted and passed\n"
 	"between --start-lib/--end-lib), native objects and libraries, @rsp files.\n";
@@ -234,7 +240,12 @@ static void summary(const struct graph *g, const char *inner, double secs)
 			buf_printf(&b, "%s%s: unsplit (fallback)", sep, name);
 		sep = ", ";
 	}
-	buf_printf(&b, "%s, %.2f s\n", nsplit ? ")" : "", secs);
+	buf_printf(&b, "%s", nsplit ? ")" : "");
+	if (g->nnative_objects)
+		buf_printf(&b, ", %d native object%s", g->nnative_objects, g->nnative_objects == 1 ? "" : "s");
+	if (g->nnative_archives)
+		buf_printf(&b, ", %d native archive%s", g->nnative_archives, g->nnative_archives == 1 ? "" : "s");
+	buf_printf(&b, ", %.2f s\n", secs);
 	fputs(b.s, stdout);
 	fflush(stdout);
 	buf_free(&b);

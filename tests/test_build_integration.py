@@ -82,6 +82,10 @@ def test_sample_same_output_and_exports(sample):
     # Every module was split (threshold 0) into at most 4 partitions.
     for n in (mt / "app.mtpc" / "mod").glob("*/split.n"):
         assert 1 <= int(n.read_text()) <= 4, n
+    if name == "c":
+        # big.c is an enabled OBJECT library's: its object reached the link as bitcode
+        assert re.search(r"big\.c\.o: [234] partitions", out), out
+    assert "native" not in out, out
 
 
 def test_sample_noop_rebuild(sample):
@@ -233,6 +237,41 @@ add_executable(cxxapp main.cpp)
 mtpc_enable(capp)
 mtpc_enable(cxxapp)
 """
+
+
+NATIVE_CMAKE = """cmake_minimum_required(VERSION 3.20)
+project(native C)
+find_package(MTPC REQUIRED)
+add_library(bigobj OBJECT big.c)     # not enabled: native code
+add_library(helpers STATIC util.c)   # not enabled: a native archive
+add_executable(app main.c)
+target_link_libraries(app PRIVATE bigobj helpers)
+mtpc_enable(app)
+"""
+
+
+def test_summary_counts_what_passes_through_unsplit(tmp_path):
+    """Libraries that are not enabled hold native code: the link passes it through and the
+    summary line says so, so a large source compiled without -flto=thin does not go
+    unnoticed. Enabling the OBJECT library makes its object a split module."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(NATIVE_CMAKE)
+    (src / "big.c").write_text("int big(int x) { return x * 3; }\n")
+    (src / "util.c").write_text("int util(int x) { return x + 1; }\n")
+    (src / "main.c").write_text('#include <stdio.h>\nint big(int); int util(int);\n'
+                                'int main(void) { printf("%d\\n", big(util(1))); return 0; }\n')
+    b = tmp_path / "b"
+    configure(src, b, split=FAKE_SPLIT)
+    out = build(b).stdout
+    assert re.search(r"mtpc-link: app: 1 module, 1 split \(main\.c\.o: \d partitions?\), "
+                     r"1 native object, 1 native archive, [\d.]+ s", out), out
+    assert run([b / "app"]).stdout == "6\n"
+    (src / "CMakeLists.txt").write_text(NATIVE_CMAKE.replace(
+        "mtpc_enable(app)", "mtpc_enable(app)\nmtpc_enable(bigobj)\nmtpc_enable(helpers)"))
+    out = build(b).stdout
+    assert re.search(r"mtpc-link: app: 3 modules, 3 split \(", out), out
+    assert "native" not in out and run([b / "app"]).stdout == "6\n"
 
 
 def test_compilers_are_checked_per_target(tmp_path):
