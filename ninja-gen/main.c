@@ -64,7 +64,9 @@ static const char usage[] =
 	"next to the output, where gdb looks for it.\n"
 	"\n"
 	"Each link prints one line: 'mtpc-link: <output>: M modules, S split\n"
-	"(<module>: N partitions, ...)[, K native objects][, A native archives], T s'.\n"
+	"(<module>: N partitions, ...)[, U unused][, K native objects]\n"
+	"[, A native archives], T s'; unused: archive members the link does not\n"
+	"pull in (nothing to split).\n"
 	"Native objects and archives without bitcode pass through unsplit: to split\n"
 	"a large source among them, compile it with -flto=thin (mtpc_enable() its\n"
 	"static or object library).\n"
@@ -211,36 +213,45 @@ static int run_original(const struct opts *o)
 	return proc_run(o->cmd, NULL, NULL, NULL);
 }
 
+/* "mtpc-link: <output>: M modules, S split (<module>: N partitions, ...)
+ * [, U unused][, K native objects][, A native archives], T s": S counts the
+ * modules above the threshold that the link uses (a fallback among them is
+ * listed as such), U the archive members it does not pull in. */
 static void summary(const struct graph *g, const char *inner, double secs)
 {
-	struct buf b = {0};
-	int nsplit = 0;
-	for (size_t i = 0; i < g->nmods; i++)
-		nsplit += g->mods[i].split;
-	const char *base = strrchr(g->output, '/');
-	buf_printf(&b, "mtpc-link: %s: %zu module%s, %d split", base ? base + 1 : g->output,
-		   g->nmods, g->nmods == 1 ? "" : "s", nsplit);
+	struct buf list = {0}, b = {0};
+	int nsplit = 0, nunused = 0;
 	const char *sep = " (";
 	for (size_t i = 0; i < g->nmods; i++) {
 		if (!g->mods[i].split)
 			continue;
 		char *np = xasprintf("%s/mod/%s/split.n", inner, g->mods[i].key), *text;
 		size_t len;
-		int n = -1;
+		int n = -1, unused = 0;
 		if (mtpc_read_file(np, &text, &len) == 0) {
 			n = atoi(text);
+			unused = strstr(text, "unused") != NULL;
 			free(text);
 		}
 		free(np);
+		if (unused) {
+			nunused++;
+			continue;
+		}
+		nsplit++;
 		const char *name = strrchr(g->mods[i].path, '/');
 		name = name ? name + 1 : g->mods[i].path;
 		if (n > 0)
-			buf_printf(&b, "%s%s: %d partition%s", sep, name, n, n == 1 ? "" : "s");
+			buf_printf(&list, "%s%s: %d partition%s", sep, name, n, n == 1 ? "" : "s");
 		else
-			buf_printf(&b, "%s%s: unsplit (fallback)", sep, name);
+			buf_printf(&list, "%s%s: unsplit (fallback)", sep, name);
 		sep = ", ";
 	}
-	buf_printf(&b, "%s", nsplit ? ")" : "");
+	const char *base = strrchr(g->output, '/');
+	buf_printf(&b, "mtpc-link: %s: %zu module%s, %d split%s%s", base ? base + 1 : g->output,
+		   g->nmods, g->nmods == 1 ? "" : "s", nsplit, list.len ? list.s : "", list.len ? ")" : "");
+	if (nunused)
+		buf_printf(&b, ", %d unused", nunused);
 	if (g->nnative_objects)
 		buf_printf(&b, ", %d native object%s", g->nnative_objects, g->nnative_objects == 1 ? "" : "s");
 	if (g->nnative_archives)
@@ -248,6 +259,7 @@ static void summary(const struct graph *g, const char *inner, double secs)
 	buf_printf(&b, ", %.2f s\n", secs);
 	fputs(b.s, stdout);
 	fflush(stdout);
+	buf_free(&list);
 	buf_free(&b);
 }
 

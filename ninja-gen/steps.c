@@ -252,7 +252,10 @@ void steps_dyndep(struct buf *b, const char *dir, int kmax, int n)
 	free(native);
 }
 
-/* Run mtpc-split and check what it produced; returns n or -1 with *why set. */
+/* Run mtpc-split and check what it produced; returns n, -1 with *why set, or
+ * SPLIT_UNUSED when the link does not use the module (mtpc-split's status 3:
+ * lld wrote an empty index for an archive member it did not pull in). */
+#define SPLIT_UNUSED (-2)
 static int run_split(const struct step *s, int kmax, char **why)
 {
 	char *parts = xasprintf("%s/parts", s->dir);
@@ -269,7 +272,9 @@ static int run_split(const struct step *s, int kmax, char **why)
 	struct buf err = {0};
 	int st = proc_run(cmd.v, NULL, env[0] ? env : NULL, &err);
 	int n = -1;
-	if (st != 0) {
+	if (st == 3) {
+		n = SPLIT_UNUSED;
+	} else if (st != 0) {
 		/* First line of its message, for the one-line warning. */
 		const char *msg = err.s ? err.s : "";
 		size_t l = strcspn(msg, "\n");
@@ -314,8 +319,13 @@ static int split_step(const struct step *s)
 		return 2;
 	int kmax = atoi(s->kmax);
 	char *why = NULL;
-	int n = kmax >= 1 ? run_split(s, kmax, &why) : -1;
-	if (n < 0) {
+	int n = kmax >= 1 ? run_split(s, kmax, &why) : -1, unused = n == SPLIT_UNUSED;
+	if (unused) {
+		/* No warning: the plain backend turns it into the empty object
+		 * that distributed ThinLTO gives such a member, and the link,
+		 * which takes it lazily, ignores it as it did in the thin link. */
+		n = 0;
+	} else if (n < 0) {
 		mtpc_warn("splitting %s failed (%s); compiling it unsplit", s->module,
 			  why ? why : "bad --kmax");
 		n = 0;
@@ -323,7 +333,7 @@ static int split_step(const struct step *s)
 	free(why);
 	struct buf dd = {0}, nb = {0};
 	steps_dyndep(&dd, s->dir, kmax, n);
-	buf_printf(&nb, "%d\n", n);
+	buf_printf(&nb, "%d%s\n", n, unused ? " unused" : "");
 	char *ddp = xasprintf("%s/split.dd", s->dir), *np = xasprintf("%s/split.n", s->dir);
 	int r = 0;
 	if (mtpc_write_file(np, nb.s, nb.len, MTPC_WRITE_IF_CHANGED) < 0 ||

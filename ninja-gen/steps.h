@@ -17,7 +17,9 @@
  *       runs mtpc-split into D/parts, writes D/split.n and the dyndep file
  *       D/split.dd (n from plan.json). On ANY failure: one warning naming the
  *       module and a fallback dyndep file that routes the module through the
- *       plain backend D/backend.o, so the build still succeeds.
+ *       plain backend D/backend.o, so the build still succeeds. A module the
+ *       link does not use (mtpc-split's status 3) takes the same route
+ *       without a warning; split.n then reads "0 unused".
  *   --merge-step --dir D --out F --llvm-bin B
  *       ld.lld -r of D/p0.o..p<n-1>.o, llvm-objcopy --localize-symbols with
  *       D/parts/localize.txt, or a copy of D/backend.o after a fallback.

@@ -136,6 +136,8 @@ extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char
 		getModuleSummaryIndexForFile(index_path, /*IgnoreEmptyThinLTOIndexFile=*/true);
 	if (!index)
 		return fail(error, std::string(index_path) + ": " + toString(index.takeError()));
+	if (*index && (*index)->modulePaths().empty())
+		return 1;
 	if (*index && !(*index)->modulePaths().count(M.getModuleIdentifier()))
 		// The index names modules by the paths the thin link saw; any other
 		// spelling would silently import and internalize nothing.

@@ -41,7 +41,9 @@ uint64_t mtpc_global_guid(LLVMValueRef global);
  * function import, exactly as clang's -fthinlto-index backend does before
  * optimization. pic: relocation model of the final link (lld passes PIC for
  * -shared and -pie). On success returns 0 and sets *out (in ctx); on failure
- * returns -1 and sets *error to a heap message (free with free()). */
+ * returns -1 and sets *error to a heap message (free with free()). Returns 1
+ * (nothing set) when the index holds no module at all: lld writes such an
+ * empty index for an archive member the link did not pull in. */
 int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
 		     LLVMModuleRef *out, char **error);
 

@@ -91,7 +91,9 @@ static void usage(FILE *f)
 		"      --version             print the version\n"
 		"\n"
 		"Exit status: 0 on success; 1 on any error, reported in one line naming the\n"
-		"file. On error the output directory keeps what it had.\n");
+		"file; 3 when --thinlto-index is an empty index (lld writes one for an\n"
+		"archive member the link does not pull in): nothing to split. On error\n"
+		"and on 3 the output directory keeps what it had.\n");
 }
 
 struct options {
@@ -235,8 +237,16 @@ static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, cha
 	if (o->index) {
 		LLVMModuleRef im;
 		char *err = NULL;
-		if (mtpc_thin_import(ctx, o->input, o->index, o->pic, &im, &err) < 0)
+		int st = mtpc_thin_import(ctx, o->input, o->index, o->pic, &im, &err);
+		if (st < 0)
 			mtpc_fatal("%s", err ? err : "ThinLTO import failed");
+		if (st > 0) {
+			/* Not an error, but nothing to split: say so in the exit status. */
+			fprintf(stderr, "mtpc-split: %s: not used by the link (%s holds no module); nothing written\n",
+				o->input, o->index);
+			free(*bc);
+			exit(3);
+		}
 		LLVMMemoryBufferRef mb = LLVMWriteBitcodeToMemoryBuffer(im);
 		free(*bc);
 		*len = LLVMGetBufferSize(mb);

@@ -274,6 +274,38 @@ def test_summary_counts_what_passes_through_unsplit(tmp_path):
     assert "native" not in out and run([b / "app"]).stdout == "6\n"
 
 
+def test_unused_archive_members_are_not_fallbacks(tmp_path):
+    """lld's index-only thin link writes an empty index for an archive member it does not
+    pull in; mtpc-split says so (status 3) and the member takes the plain backend route (an
+    empty object the lazy link ignores) without a fallback warning."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text("""cmake_minimum_required(VERSION 3.20)
+project(lazy C)
+find_package(MTPC REQUIRED)
+add_library(l STATIC used.c unused.c)
+add_executable(app main.c)
+target_link_libraries(app PRIVATE l)
+mtpc_enable(l)
+mtpc_enable(app)
+""")
+    (src / "used.c").write_text("int used(int x) { return x * 7; }\n")
+    (src / "unused.c").write_text("int unused(int x) { return x - 7; }\n")
+    (src / "main.c").write_text('#include <stdio.h>\nint used(int);\n'
+                                'int main(void) { printf("%d\\n", used(6)); return 0; }\n')
+    b = tmp_path / "b"
+    configure(src, b, split=splitter("real"))
+    r = build(b)
+    out = r.stdout + r.stderr
+    assert "warning" not in out and "fallback" not in out, out
+    assert re.search(r"mtpc-link: app: 3 modules, 2 split \(main\.c\.o: \d partitions?, "
+                     r"0-used\.c\.o: \d partitions?\), 1 unused, [\d.]+ s", out), out
+    assert run([b / "app"]).stdout == "42\n"
+    (unused_dir,) = (b / "app.mtpc" / "mod").glob("1-unused.c.o-*")
+    assert (unused_dir / "split.n").read_text() == "0 unused\n"
+    assert "no work to do" in run(["ninja", "-C", b / "app.mtpc", "-n"]).stdout
+
+
 def test_compilers_are_checked_per_target(tmp_path):
     """Clang for C, GCC for C++: the C target goes through MTPC, the C++ target builds as
     before with one warning naming it (MTPC only looks at the languages a target uses)."""

@@ -204,3 +204,30 @@ def test_thinlto_import_and_module_path_mismatch(tmp_path):
     run([clang, "m.o", "bn.o", "-o", "split"], cwd=tmp_path)
     run([clang, "-flto=thin", "-fuse-ld=lld", "-O2", "a.o", "b.o", "-o", "ref"], cwd=tmp_path)
     assert run([tmp_path / "split", "x"]).stdout == run([tmp_path / "ref", "x"]).stdout
+
+
+def test_empty_index_means_unused_module(tmp_path):
+    """An archive member the thin link does not pull in gets an empty index from lld:
+    mtpc-split exits with status 3 (nothing to split, one line saying so) and leaves the
+    output directory as it was."""
+    (tmp_path / "main.c").write_text("int used(void);\nint main(void) { return used() - 7; }\n")
+    (tmp_path / "used.c").write_text("int used(void) { return 7; }\n")
+    (tmp_path / "idle.c").write_text("int idle(int x) { return x * 3; }\n")
+    clang = llvm_tool("clang")
+    for s in ("main", "used", "idle"):
+        run([clang, "-O2", "-flto=thin", "-c", f"{s}.c", "-o", f"{s}.o"], cwd=tmp_path)
+    run([clang, "-flto=thin", "-fuse-ld=lld", "main.o", "-Wl,--start-lib", "used.o", "idle.o",
+         "-Wl,--end-lib", "-Wl,--thinlto-index-only", "-o", "unused"], cwd=tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "plan.json").write_text("earlier\n")
+    r = sl.split("idle.o", out, 2, "--thinlto-index", "idle.o.thinlto.bc", check=False,
+                 cwd=tmp_path)
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "mtpc-split: idle.o: not used by the link (idle.o.thinlto.bc holds no module); "
+        "nothing written"]
+    assert outputs(out) == ["plan.json"] and (out / "plan.json").read_text() == "earlier\n"
+    # the member the link uses splits as usual
+    sl.split("used.o", tmp_path / "u", 2, "--thinlto-index", "used.o.thinlto.bc", cwd=tmp_path)
+    assert (tmp_path / "u" / "plan.json").exists()
