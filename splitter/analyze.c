@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <llvm-c/Comdat.h>
+#include <llvm-c/Target.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -465,6 +466,13 @@ static int is_c_ident(const char *s)
 	return 1;
 }
 
+/* Size in bytes of a global variable's value. */
+static unsigned long long var_bytes(LLVMValueRef v)
+{
+	LLVMTargetDataRef td = LLVMGetModuleDataLayout(LLVMGetGlobalParent(v));
+	return LLVMABISizeOfType(td, LLVMGlobalGetValueType(v));
+}
+
 static void decide_roles(struct module_info *mi, int ncomdats, const struct analyze_opts *opt)
 {
 	struct sym *S = mi->syms;
@@ -479,7 +487,10 @@ static void decide_roles(struct module_info *mi, int ncomdats, const struct anal
 			s->role = ROLE_IMPORTED;
 		else if (s->kind == SYM_VAR && (s->flags & SF_LOCAL) && (s->flags & SF_CONST) &&
 			 LLVMGetUnnamedAddress(s->v) != LLVMNoUnnamedAddr && !LLVMIsThreadLocal(s->v) &&
-			 s->comdat < 0 && !(s->flags & never_dup))
+			 s->comdat < 0 && !(s->flags & never_dup) && var_bytes(s->v) <= (unsigned long long)opt->const_dup_limit)
+			/* Small: every reader carries it. A big table would be
+			 * duplicated data in the output (only strings merge), so it
+			 * is owned once and the readers get copies to fold loads. */
 			s->role = ROLE_DUP;
 		else
 			s->role = ROLE_OWNED;

@@ -99,6 +99,9 @@ struct analyze_opts {
 	long local_dup_limit; /* largest static function carried by every partition that calls it */
 	double join_growth; /* a unit past 1/16 of the module still takes single-caller
 	                       statics up to this fraction of its own cost */
+	long const_dup_limit; /* largest local constant (bytes) carried by every partition
+	                         reading it; bigger ones are owned once and copied
+	                         available_externally (partition.c) */
 };
 
 /* The global value under constant casts (aliasees, llvm.used and ctor

@@ -22,7 +22,7 @@
 
 #define VERSION "0.1.0"
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 12
+#define ALGORITHM 13
 
 static void usage(FILE *f)
 {
@@ -58,6 +58,11 @@ static void usage(FILE *f)
 		"                            one (default 0.04)\n"
 		"      --dup-limit I         largest linkonce_odr comdat, in instructions, that\n"
 		"                            every partition using it carries (default 200)\n"
+		"      --const-dup-limit B   largest static constant, in bytes, that every\n"
+		"                            partition reading it carries; a bigger one is\n"
+		"                            defined once and the others get an\n"
+		"                            available_externally copy, so loads from it still\n"
+		"                            fold but its data is not duplicated (default 64)\n"
 		"      --local-dup-limit I   largest static function, in instructions, that every\n"
 		"                            partition calling it carries instead of a promoted\n"
 		"                            symbol, so each can inline it (default 0: off;\n"
@@ -99,7 +104,7 @@ static void usage(FILE *f)
 struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
 	int partitions, jobs, verify, pic, use_seed, stats, no_cache;
-	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit;
+	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit, const_dup_limit;
 	double join_growth;
 	double copy_budget, crit_copy_budget, slack, local_dup_budget;
 };
@@ -133,7 +138,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
+	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -152,6 +157,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"join-growth", required_argument, 0, O_JOIN_GROWTH},
 		{"local-dup-limit", required_argument, 0, O_LOCAL_DUP_LIMIT},
 		{"local-dup-budget", required_argument, 0, O_LOCAL_DUP_BUDGET},
+		{"const-dup-limit", required_argument, 0, O_CONST_DUP_LIMIT},
 		{"seed-plan", required_argument, 0, O_SEED_PLAN},
 		{"no-seed", no_argument, 0, O_NO_SEED},
 		{"verify", no_argument, 0, O_VERIFY},
@@ -164,7 +170,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{0, 0, 0, 0},
 	};
 	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
-			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 0, .copy_budget = 0.10, .crit_copy_budget = 0.04, .slack = 0.02,
+			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 0, .const_dup_limit = 64, .copy_budget = 0.10, .crit_copy_budget = 0.04, .slack = 0.02,
 			      .local_dup_budget = 0.03};
 	int c;
 	opterr = 0;
@@ -196,6 +202,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 			break;
 		case O_LOCAL_DUP_LIMIT:
 			o->local_dup_limit = parse_long("--local-dup-limit", optarg, 0, 1L << 30);
+			break;
+		case O_CONST_DUP_LIMIT:
+			o->const_dup_limit = parse_long("--const-dup-limit", optarg, 0, 1L << 40);
 			break;
 		case O_SEED_PLAN: o->seed_plan = optarg; break;
 		case O_NO_SEED: o->use_seed = 0; break;
@@ -355,9 +364,9 @@ int main(int argc, char **argv)
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
 	char *options_text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g critical-copy-budget=%g "
-				       "dup-limit=%ld balance-slack=%g join-limit=%ld join-growth=%g local-dup-limit=%ld local-dup-budget=%g",
+				       "dup-limit=%ld balance-slack=%g join-limit=%ld join-growth=%g local-dup-limit=%ld local-dup-budget=%g const-dup-limit=%ld",
 				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.crit_copy_budget, o.dup_limit, o.slack, o.join_limit, o.join_growth, o.local_dup_limit,
-				       o.local_dup_budget);
+				       o.local_dup_budget, o.const_dup_limit);
 	mtpc_hash_hex(options_text, strlen(options_text), options_hash);
 
 	if (outputs_current(o.outdir, input_hash, options_hash)) {
@@ -398,7 +407,7 @@ int main(int argc, char **argv)
 	}
 
 	struct module_info mi;
-	struct analyze_opts aopt = {o.dup_limit, o.join_limit, o.local_dup_limit, o.join_growth};
+	struct analyze_opts aopt = {o.dup_limit, o.join_limit, o.local_dup_limit, o.join_growth, o.const_dup_limit};
 	analyze_module(m, &aopt, &mi);
 	struct partition_opts popt = {
 		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
