@@ -4,6 +4,7 @@
 #include "ar.h"
 #include "hash.h"
 #include "ninja_write.h"
+#include "sched.h"
 #include "util.h"
 
 #include <errno.h>
@@ -263,8 +264,10 @@ static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struc
 	return r;
 }
 
+/* shares: kmax partition shares (sched.h units) for mtpc-split --weights,
+ * or NULL for equal partitions. */
 static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct linkcmd *lc,
-		      const struct module *m, const char *driver)
+		      const struct module *m, const char *driver, const int *shares)
 {
 	int r = 0;
 	char *dir = xasprintf("mod/%s", m->key);
@@ -289,6 +292,14 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	if (gc->cache) {
 		strv_add(&cmd, "--cache");
 		strv_add(&cmd, gc->cache);
+	}
+	if (shares) {
+		/* Before the user's split arguments, which may override it. */
+		struct buf w = {0};
+		for (int i = 0; i < gc->kmax; i++)
+			buf_printf(&w, "%s%d", i ? "," : "", shares[i]);
+		strv_addl(&cmd, "--split-arg", "--weights", "--split-arg", w.s, NULL);
+		buf_free(&w);
 	}
 	for (size_t i = 0; i < gc->split_args.n; i++) {
 		strv_add(&cmd, "--split-arg");
@@ -496,10 +507,16 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 		order[i] = i;
 	sort_mods = g->mods;
 	qsort(order, g->nmods, sizeof *order, cmp_schedule);
+	struct sched_mod *sm = xmalloc((g->nmods + 1) * sizeof *sm);
+	for (size_t k = 0; k < g->nmods; k++)
+		sm[k] = (struct sched_mod){g->mods[order[k]].size, g->mods[order[k]].split};
+	int *shares = xmalloc((g->nmods * gc->kmax + 1) * sizeof *shares);
+	int *weighted = xmalloc((g->nmods + 1) * sizeof *weighted);
+	sched_shares(sm, g->nmods, gc->jobs, gc->kmax, shares, weighted);
 	for (size_t k = 0; k < g->nmods; k++) {
 		const struct module *m = &g->mods[order[k]];
 		if (m->split)
-			r |= emit_split(nj, gc, lc, m, driver);
+			r |= emit_split(nj, gc, lc, m, driver, weighted[k] ? &shares[k * gc->kmax] : NULL);
 		else {
 			char *native = xasprintf("mod/%s/native.o", m->key);
 			r |= emit_backend(nj, gc, lc, m, native, driver);
@@ -507,6 +524,9 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 		}
 		buf_addc(nj, '\n');
 	}
+	free(shares);
+	free(weighted);
+	free(sm);
 	free(order);
 	struct strv natives = {0};
 	for (size_t i = 0; i < g->nmods; i++)

@@ -39,6 +39,7 @@ struct graph_conf {
 	struct strv split_args; /* extra mtpc-split arguments */
 	long long threshold;    /* split modules with more bitcode bytes than this */
 	int kmax;               /* slots per split module */
+	int jobs;               /* -j of the inner build (sched.h: partition shares) */
 	const char *inner;      /* absolute inner build directory */
 	const char *outer_cwd;  /* absolute directory the link command runs in */
 };

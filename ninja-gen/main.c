@@ -310,6 +310,7 @@ int main(int argc, char **argv)
 		.split_args = o.split_args,
 		.threshold = o.threshold,
 		.kmax = o.partitions > 0 ? o.partitions : cores(),
+		.jobs = o.jobs > 0 ? o.jobs : cores(),
 		.inner = inner,
 		.outer_cwd = cwd,
 	};

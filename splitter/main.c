@@ -77,6 +77,10 @@ static void usage(FILE *f)
 		"                            statics up to F times its own cost: the inlining of\n"
 		"                            the unsplit build, at the price of a bigger critical\n"
 		"                            partition (default 0; see docs/splitter.md)\n"
+		"      --weights W,W,...     relative target sizes of the partitions, the first the\n"
+		"                            largest (e.g. 57,43: mtpc-link gives a partition\n"
+		"                            that will start behind another module's backend\n"
+		"                            less work); default: equal\n"
 		"      --balance-slack F     allowed overshoot of the ideal partition cost\n"
 		"                            (default 0.02)\n"
 		"      --seed-plan FILE      keep functions where this earlier plan put them\n"
@@ -107,6 +111,8 @@ struct options {
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit, const_dup_limit;
 	double join_growth;
 	double copy_budget, crit_copy_budget, slack, local_dup_budget;
+	double *weights; /* --weights, or NULL */
+	int nweights;
 };
 
 static long parse_long(const char *opt, const char *s, long lo, long hi)
@@ -129,6 +135,28 @@ static double parse_double(const char *opt, const char *s, double lo, double hi)
 	return v;
 }
 
+/* --weights: positive numbers separated by commas. */
+static void parse_weights(const char *s, struct options *o)
+{
+	free(o->weights);
+	o->weights = NULL;
+	o->nweights = 0;
+	for (const char *p = s;;) {
+		char *end;
+		errno = 0;
+		double w = strtod(p, &end);
+		if (end == p || errno || !(w > 0 && w < 1e9) || (*end && *end != ','))
+			mtpc_fatal("--weights: expected positive numbers separated by commas, got '%s'", s);
+		if (o->nweights == 4096)
+			mtpc_fatal("--weights: more than 4096 weights");
+		o->weights = xrealloc(o->weights, (o->nweights + 1) * sizeof *o->weights);
+		o->weights[o->nweights++] = w;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+}
+
 static int ncpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -138,7 +166,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
+	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -158,6 +186,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"local-dup-limit", required_argument, 0, O_LOCAL_DUP_LIMIT},
 		{"local-dup-budget", required_argument, 0, O_LOCAL_DUP_BUDGET},
 		{"const-dup-limit", required_argument, 0, O_CONST_DUP_LIMIT},
+		{"weights", required_argument, 0, O_WEIGHTS},
 		{"seed-plan", required_argument, 0, O_SEED_PLAN},
 		{"no-seed", no_argument, 0, O_NO_SEED},
 		{"verify", no_argument, 0, O_VERIFY},
@@ -206,6 +235,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_CONST_DUP_LIMIT:
 			o->const_dup_limit = parse_long("--const-dup-limit", optarg, 0, 1L << 40);
 			break;
+		case O_WEIGHTS: parse_weights(optarg, o); break;
 		case O_SEED_PLAN: o->seed_plan = optarg; break;
 		case O_NO_SEED: o->use_seed = 0; break;
 		case O_VERIFY: o->verify = 1; break;
@@ -367,6 +397,12 @@ int main(int argc, char **argv)
 				       "dup-limit=%ld balance-slack=%g join-limit=%ld join-growth=%g local-dup-limit=%ld local-dup-budget=%g const-dup-limit=%ld",
 				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.crit_copy_budget, o.dup_limit, o.slack, o.join_limit, o.join_growth, o.local_dup_limit,
 				       o.local_dup_budget, o.const_dup_limit);
+	/* Only when given, so that plans made without weights keep their key. */
+	for (int i = 0; i < o.nweights; i++) {
+		char *t = xasprintf("%s%s%g", options_text, i ? "," : " weights=", o.weights[i]);
+		free(options_text);
+		options_text = t;
+	}
 	mtpc_hash_hex(options_text, strlen(options_text), options_hash);
 
 	if (outputs_current(o.outdir, input_hash, options_hash)) {
@@ -406,6 +442,8 @@ int main(int argc, char **argv)
 		free(pp);
 	}
 
+	if (have_seed)
+		plan_seed_weigh(&seed, o.weights, o.nweights);
 	struct module_info mi;
 	struct analyze_opts aopt = {o.dup_limit, o.join_limit, o.local_dup_limit, o.join_growth, o.const_dup_limit};
 	analyze_module(m, &aopt, &mi);
@@ -413,7 +451,8 @@ int main(int argc, char **argv)
 		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
 		.copy_budget = o.copy_budget, .critical_copy_budget = o.crit_copy_budget, .balance_slack = o.slack, .local_dup_budget = o.local_dup_budget,
 		.seed = have_seed ? plan_seed_lookup : NULL, .seed_ctx = have_seed ? &seed : NULL,
-		.scale = have_seed && seed.rebalance ? plan_seed_scale : NULL, .scale_ctx = have_seed ? &seed : NULL};
+		.scale = have_seed && seed.rebalance ? plan_seed_scale : NULL, .scale_ctx = have_seed ? &seed : NULL,
+		.weights = o.weights, .nweights = o.nweights};
 	/* Without a real measured imbalance, every seeded unit keeps its partition. */
 	popt.seed_keep = have_seed && !seed.rebalance;
 	popt.seed_exact = exact;
@@ -509,6 +548,7 @@ int main(int argc, char **argv)
 		plan_seed_free(&seed);
 out:
 	free(options_text);
+	free(o.weights);
 	free(bc);
 	free(diag);
 	LLVMDisposeModule(m);

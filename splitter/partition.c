@@ -20,7 +20,18 @@ struct ctx {
 	struct split_plan *plan;
 	int *stack, sp;      /* work list of symbols */
 	int *stamp, gen;     /* visited marks for reach walks */
+	/* Per partition: 1 / (n * its share of the module). Balance compares
+	 * loads times this, so with equal shares (exactly 1.0) every decision
+	 * is the integer one of an unweighted split. */
+	double *scale;
+	int weighted;        /* the shares are not all equal */
 };
+
+/* A partition's load relative to its share. */
+static double rel_load(const struct ctx *c, int p)
+{
+	return c->plan->cost[p] * c->scale[p];
+}
 
 static int owner_of(const struct ctx *c, int s)
 {
@@ -72,11 +83,14 @@ static long affinity(const struct ctx *c, int u, int p)
  * that lowers the fullest, among the moves that gain at least half the best
  * one the unit least tied to its partition. Fresh plans only: a seeded plan
  * keeps its units where they were. */
-/* How much moving a unit of cost u across a gap between two loads lowers the
- * higher one without making the other the higher: min(u, gap - u). */
-static long move_gain(long u, long gap)
+/* How much moving a unit of cost u from partition hi to lo lowers hi's
+ * relative load without making lo's the higher (with equal shares:
+ * min(u, gap - u)). */
+static double move_gain(const struct ctx *c, long u, int hi, int lo)
 {
-	return u < gap - u ? u : gap - u;
+	const long *load = c->plan->cost;
+	double after_hi = (load[hi] - u) * c->scale[hi], after_lo = (load[lo] + u) * c->scale[lo];
+	return rel_load(c, hi) - (after_hi > after_lo ? after_hi : after_lo);
 }
 
 static void rebalance(struct ctx *c, const long *ucost)
@@ -87,24 +101,25 @@ static void rebalance(struct ctx *c, const long *ucost)
 	for (int iter = 0; iter < 256; iter++) {
 		int hi = 0, lo = 0;
 		for (int p = 1; p < P->n; p++) {
-			if (load[p] > load[hi])
+			if (rel_load(c, p) > rel_load(c, hi))
 				hi = p;
-			if (load[p] < load[lo])
+			if (rel_load(c, p) < rel_load(c, lo))
 				lo = p;
 		}
-		long gap = load[hi] - load[lo], best_gain = 0;
+		double best_gain = 0;
 		for (int u = 0; u < mi->nunits; u++)
-			if (P->owner[u] == hi && move_gain(ucost[u], gap) > best_gain)
-				best_gain = move_gain(ucost[u], gap);
+			if (P->owner[u] == hi && move_gain(c, ucost[u], hi, lo) > best_gain)
+				best_gain = move_gain(c, ucost[u], hi, lo);
 		/* below 0.1% of the partition the move is not worth a promotion */
-		if (best_gain <= load[hi] / 1000)
+		if (best_gain <= rel_load(c, hi) / 1000)
 			break;
 		int pick = -1;
-		long pick_loss = 0, pick_gain = 0;
+		long pick_loss = 0;
+		double pick_gain = 0;
 		for (int u = 0; u < mi->nunits; u++) {
 			if (P->owner[u] != hi)
 				continue;
-			long g = move_gain(ucost[u], gap);
+			double g = move_gain(c, ucost[u], hi, lo);
 			if (2 * g < best_gain)
 				continue;
 			long loss = affinity(c, u, hi) - affinity(c, u, lo);
@@ -145,9 +160,18 @@ static void assign_units(struct ctx *c, long *ucost)
 		nrest--;
 	}
 	free(big);
-	long cap = (long)((double)rest / nrest * (1.0 + c->opt->balance_slack)) + 1;
+	/* Per partition: its share of the module, with the slack. Unequal shares
+	 * skip the water-filling above: a unit bigger than its share lands
+	 * where the relative load is lowest (below), and rebalance() evens out. */
+	long *cap = xmalloc(n * sizeof *cap), *seed_cap = xmalloc(n * sizeof *seed_cap);
+	for (int p = 0; p < n; p++) {
+		if (!c->weighted)
+			cap[p] = (long)((double)rest / nrest * (1.0 + c->opt->balance_slack)) + 1;
+		else
+			cap[p] = (long)((double)total / (n * c->scale[p]) * (1.0 + c->opt->balance_slack)) + 1;
+		seed_cap[p] = (long)(cap[p] * 1.15);
+	}
 	long *load = P->cost;
-	long seed_cap = (long)(cap * 1.15);
 	if (c->opt->seed) {
 		long *votes = xcalloc(n, sizeof *votes);
 		for (int u = 0; u < mi->nunits; u++) {
@@ -178,7 +202,7 @@ static void assign_units(struct ctx *c, long *ucost)
 			/* Stability beats a few percent of balance: measured times
 			 * rescale costs a little on every build, and a unit refused by
 			 * the tight cap would move, changing two partitions. */
-			if (c->opt->seed_exact || c->opt->seed_keep || load[best] + ucost[u] <= seed_cap) {
+			if (c->opt->seed_exact || c->opt->seed_keep || load[best] + ucost[u] <= seed_cap[best]) {
 				P->owner[u] = best;
 				load[best] += ucost[u];
 				P->nseeded++;
@@ -204,15 +228,15 @@ static void assign_units(struct ctx *c, long *ucost)
 		}
 		int best = -1;
 		for (int p = 0; p < n; p++) {
-			if (load[p] + ucost[u] > cap)
+			if (load[p] + ucost[u] > cap[p])
 				continue;
-			if (best < 0 || aff[p] > aff[best] || (aff[p] == aff[best] && load[p] < load[best]))
+			if (best < 0 || aff[p] > aff[best] || (aff[p] == aff[best] && rel_load(c, p) < rel_load(c, best)))
 				best = p;
 		}
 		if (best < 0) {
 			best = 0;
 			for (int p = 1; p < n; p++)
-				if (load[p] < load[best])
+				if (rel_load(c, p) < rel_load(c, best))
 					best = p;
 		}
 		P->owner[u] = best;
@@ -220,6 +244,8 @@ static void assign_units(struct ctx *c, long *ucost)
 	}
 	free(aff);
 	free(ord);
+	free(cap);
+	free(seed_cap);
 	if (!P->nseeded)
 		rebalance(c, ucost);
 }
@@ -331,13 +357,13 @@ static long copy_budget(const struct ctx *c, int p)
 {
 	const struct split_plan *P = c->plan;
 	long own = P->cost[p], budget = (long)(own * c->opt->copy_budget);
-	long biggest = 0;
+	double biggest = 0; /* the relative load of the critical partition */
 	for (int q = 0; q < P->n; q++)
-		if (P->cost[q] > biggest)
-			biggest = P->cost[q];
+		if (rel_load(c, q) > biggest)
+			biggest = rel_load(c, q);
 	double crit = c->opt->critical_copy_budget < c->opt->copy_budget ? c->opt->critical_copy_budget
 									  : c->opt->copy_budget;
-	long room = (long)(biggest * (1.0 + crit)) - own;
+	long room = (long)(biggest * (1.0 + crit) / c->scale[p]) - own;
 	return room < budget ? (room > 0 ? room : 0) : budget;
 }
 
@@ -534,7 +560,14 @@ void partition_module(const struct module_info *mi, const struct partition_opts 
 		P->owner[u] = -1;
 
 	struct ctx c = {mi, opt, P, xmalloc((mi->nsyms + 1) * sizeof(int)), 0,
-			xcalloc(mi->nsyms + 1, sizeof(int)), 0};
+			xcalloc(mi->nsyms + 1, sizeof(int)), 0, xmalloc(n * sizeof(double)), 0};
+	double wsum = 0;
+	for (int p = 0; opt->weights && opt->nweights >= n && p < n; p++)
+		wsum += opt->weights[p];
+	for (int p = 0; p < n; p++) {
+		c.scale[p] = wsum > 0 ? wsum / (n * opt->weights[p]) : 1.0;
+		c.weighted |= c.scale[p] != 1.0;
+	}
 	long *ucost = xmalloc((mi->nunits + 1) * sizeof *ucost);
 	for (int u = 0; u < mi->nunits; u++)
 		ucost[u] = unit_cost(mi, opt, u);
@@ -573,6 +606,7 @@ void partition_module(const struct module_info *mi, const struct partition_opts 
 	name_promoted(&c);
 	free(c.stack);
 	free(c.stamp);
+	free(c.scale);
 }
 
 void split_plan_free(struct split_plan *P)

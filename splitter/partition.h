@@ -37,6 +37,12 @@ struct partition_opts {
 	/* Optional cost scale per symbol from measured times (1.0 if NULL). */
 	double (*scale)(void *scale_ctx, const char *name);
 	void *scale_ctx;
+	/* Optional relative target sizes of the partitions, largest first
+	 * (mtpc-link gives the partitions that start later, behind other
+	 * modules' backends, less work). Used when there are at least as many
+	 * as partitions (the first n, renormalized); NULL: equal shares. */
+	const double *weights;
+	int nweights;
 };
 
 struct split_plan {

@@ -210,18 +210,7 @@ int plan_seed_parse(const char *text, struct plan_seed *seed, char **error)
 		}
 	}
 	json_decref(root);
-	/* Short or even compile times are noise: rebalancing on them would move
-	 * units (and change partitions) on every build. */
-	double max = 0, sum = 0;
-	int measured = seed->npartitions > 0;
-	for (int p = 0; p < seed->npartitions; p++) {
-		if (seed->measured[p] <= 0)
-			measured = 0;
-		sum += seed->measured[p];
-		if (seed->measured[p] > max)
-			max = seed->measured[p];
-	}
-	seed->rebalance = measured && max > 2.0 && max * seed->npartitions > 1.2 * sum;
+	plan_seed_weigh(seed, NULL, 0);
 	if (n)
 		qsort(e, n, sizeof *e, cmp_entry);
 	seed->names = xmalloc((n + 1) * sizeof *seed->names);
@@ -233,6 +222,29 @@ int plan_seed_parse(const char *text, struct plan_seed *seed, char **error)
 	seed->n = n;
 	free(e);
 	return 0;
+}
+
+void plan_seed_weigh(struct plan_seed *seed, const double *weights, int nweights)
+{
+	int n = seed->npartitions;
+	double wsum = 0;
+	for (int p = 0; weights && nweights >= n && p < n; p++)
+		wsum += weights[p];
+	/* Short or even compile times are noise: rebalancing on them would move
+	 * units (and change partitions) on every build. */
+	double max = 0, sum = 0, rmax = 0;
+	int measured = n > 0;
+	for (int p = 0; p < n; p++) {
+		if (seed->measured[p] <= 0)
+			measured = 0;
+		double r = seed->measured[p] * (wsum > 0 ? wsum / (n * weights[p]) : 1.0);
+		sum += r;
+		if (r > rmax)
+			rmax = r;
+		if (seed->measured[p] > max)
+			max = seed->measured[p];
+	}
+	seed->rebalance = measured && max > 2.0 && rmax * n > 1.2 * sum;
 }
 
 static int seed_find(const struct plan_seed *s, const char *name)

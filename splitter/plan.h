@@ -46,6 +46,10 @@ struct plan_seed {
 /* Parse plan JSON text into a seed. Returns 0, or -1 with *error (heap) if the
  * text is not a valid plan. */
 int plan_seed_parse(const char *json, struct plan_seed *seed, char **error);
+/* With unequal target shares (--weights, as in partition_opts), an intended
+ * difference in measured times is no imbalance: judge seed->rebalance on the
+ * times divided by the shares. */
+void plan_seed_weigh(struct plan_seed *seed, const double *weights, int nweights);
 /* The seed's partition for name, or -1. Matches partition_opts.seed. */
 int plan_seed_lookup(void *seed, const char *name);
 /* Cost scale from measured times (measured/estimated of the symbol's old

@@ -182,3 +182,33 @@ def test_split_module_is_scheduled_first(tmp_path):
     assert ran[0] == f"mod/{big_key}/split.dd", ran
     assert ran.index(f"mod/{main_key}/native.o") > ran.index(f"mod/{big_key}/p0.o"), ran
     assert run([b / "app"]).stdout == reference_output(tmp_path, None)
+
+
+def test_partitions_sized_for_when_they_start(tmp_path):
+    """On 2 cores the big module's split runs beside main.c's backend, so its second slot
+    starts only when that backend ends: mtpc-link gives that partition less work
+    (ninja-gen/sched.h), by an mtpc-split --weights the plan follows. MTPC_SPLIT_ARGS
+    can still override it."""
+    import re
+    src, b = tmp_path / "src", tmp_path / "build"
+    write_project(src)
+    configure(src, b, split=splitter("real"),
+              extra=["-DMTPC_SPLIT_THRESHOLD=6000", "-DMTPC_MAX_PARTITIONS=2", "-DMTPC_JOBS=2"])
+    build(b)
+    inner = b / "app.mtpc"
+    m = re.search(r"--split-arg --weights --split-arg (\d+),(\d+)", (inner / "build.ninja").read_text())
+    assert m, "no --weights for the split module"
+    w0, w1 = int(m.group(1)), int(m.group(2))
+    assert w0 > w1 and w0 + w1 == 40, (w0, w1)
+    (moddir,) = (inner / "mod").glob("big.c.o-*")
+    plan = json.loads((moddir / "parts" / "plan.json").read_text())
+    assert f"weights={w0},{w1}" in plan["options"], plan["options"]
+    costs = [p["cost"] for p in plan["partitions"]]
+    assert len(costs) == 2 and abs(costs[0] / sum(costs) - w0 / 40) < 0.1, (costs, w0, w1)
+    want = reference_output(tmp_path, None)
+    assert run([b / "app"]).stdout == want
+    configure(src, b, split=splitter("real"), extra=["-DMTPC_SPLIT_ARGS=--weights;1,1"])
+    build(b)
+    plan = json.loads((moddir / "parts" / "plan.json").read_text())
+    assert plan["options"].endswith("weights=1,1"), plan["options"]
+    assert run([b / "app"]).stdout == want

@@ -6,6 +6,7 @@
 #include "graph.h"
 #include "linkcmd.h"
 #include "ninja_write.h"
+#include "sched.h"
 #include "steps.h"
 #include "util.h"
 
@@ -192,6 +193,38 @@ static void test_dyndep_and_plan(void)
 	CHECK(steps_plan_partitions("not json") == -1);
 }
 
+/* Partition shares from the simulated inner build (sched.h). */
+static void test_sched(void)
+{
+	int shares[64], w[16];
+	/* sqlite3.c + shell.c on 2 cores: the split (50) runs beside shell.c's
+	 * backend (200), so slot 0 starts at 50 and slot 1 at 200; ending
+	 * together at (1000 + 50 + 200) / 2 = 625 takes 57.5% / 42.5%. */
+	struct sched_mod two[] = {{1000, 1}, {200, 0}};
+	sched_shares(two, 2, 2, 2, shares, w);
+	CHECK(w[0] == 1 && w[1] == 0);
+	CHECK(shares[0] == 23 && shares[1] == 17);
+	/* Nothing beside it: both slots start after the split, equal shares. */
+	sched_shares(two, 1, 2, 2, shares, w);
+	CHECK(w[0] == 0 && shares[0] == SCHED_UNITS / 2 && shares[1] == SCHED_UNITS / 2);
+	/* Many small backends: one ends as the split does, still equal. */
+	struct sched_mod many[21] = {{1000, 1}};
+	for (int i = 1; i < 21; i++)
+		many[i] = (struct sched_mod){50, 0};
+	sched_shares(many, 21, 2, 2, shares, w);
+	CHECK(w[0] == 0);
+	/* More slots than cores: they queue anyway, no shares. */
+	sched_shares(two, 2, 2, 4, shares, w);
+	CHECK(w[0] == 0);
+	/* Three cores beside backends ending at 300 and 100: slots 0 and 1
+	 * start with the split's end (100), slot 2 at 300 and gets the least:
+	 * ending together at (2000 + 100 + 100 + 300) / 3 takes 15, 15, 10. */
+	struct sched_mod three[] = {{2000, 1}, {300, 0}, {100, 0}};
+	sched_shares(three, 3, 3, 3, shares, w);
+	CHECK(w[0] == 1 && shares[0] == 15 && shares[1] == 15 && shares[2] == 10);
+	CHECK(shares[0] + shares[1] + shares[2] == SCHED_UNITS);
+}
+
 int main(int argc, char **argv)
 {
 	const char *tmp = argc > 1 ? argv[1] : "/tmp";
@@ -201,6 +234,7 @@ int main(int argc, char **argv)
 	test_tokenize();
 	test_linkcmd_and_ar(dir);
 	test_dyndep_and_plan();
+	test_sched();
 	free(dir);
 	return CHECK_REPORT();
 }
