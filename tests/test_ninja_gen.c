@@ -196,7 +196,7 @@ static void test_dyndep_and_plan(void)
 /* Partition shares from the simulated inner build (sched.h). */
 static void test_sched(void)
 {
-	int shares[64], w[16];
+	int shares[64], w[32];
 	/* sqlite3.c + shell.c on 2 cores: the split (50) runs beside shell.c's
 	 * backend (200), so slot 0 starts at 50 and slot 1 at 200; ending
 	 * together at (1000 + 50 + 200) / 2 = 625 takes 57.5% / 42.5%. */
