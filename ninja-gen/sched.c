@@ -16,12 +16,14 @@ struct edge {
 };
 
 /* Ninja's way: whenever a lane is free, start the ready edge that comes first
- * in the manifest. Fills in each edge's start time. */
-static void simulate(struct edge *e, int ne, int jobs)
+ * in the manifest. Fills in start times until the `watch_n` edges from
+ * `watch` on have started (what comes later cannot change theirs). */
+static void simulate(struct edge *e, int ne, int jobs, int watch, int watch_n)
 {
 	double *lane = xcalloc(jobs, sizeof *lane);
 	char *started = xcalloc(ne + 1, 1);
-	for (int done = 0; done < ne; done++) {
+	int watch_end = watch + watch_n;
+	for (int done = 0; done < ne && watch_n > 0; done++) {
 		int l = 0;
 		for (int k = 1; k < jobs; k++)
 			if (lane[k] < lane[l])
@@ -36,6 +38,8 @@ static void simulate(struct edge *e, int ne, int jobs)
 			pick++;
 		started[pick] = 1;
 		e[pick].start = t;
+		if (pick >= watch && pick < watch_end)
+			watch_n--;
 		lane[l] = t + e[pick].dur;
 		for (int s = 0; s < e[pick].kslots; s++)
 			e[e[pick].first_slot + s].ready = lane[l];
@@ -125,7 +129,7 @@ void sched_shares(const struct sched_mod *mods, size_t n, int jobs, int kmax, in
 		double size = (double)mods[i].size;
 		for (int iter = 0; iter < 4; iter++) {
 			int ne = make_edges(mods, n, kmax, shares, e, slot0);
-			simulate(e, ne, jobs);
+			simulate(e, ne, jobs, slot0[i], kmax);
 			double sum = 0;
 			for (int j = 0; j < kmax; j++)
 				sum += e[slot0[i] + j].start;
