@@ -1,5 +1,6 @@
 /* analyze.c: see analyze.h. */
 #include "analyze.h"
+#include "hash.h"
 #include "llvm_shim.h"
 #include "ptrmap.h"
 #include "util.h"
@@ -844,6 +845,58 @@ static void stabilize_thinlto_names(struct module_info *mi)
 	free(own_copy);
 }
 
+/* Private constants (clang's string literals `.str.<n>`, `__const.f.x`, ...)
+ * are numbered in the order clang emitted them: a literal added anywhere
+ * renumbers all the later ones, and with them every partition naming one.
+ * Their names never reach an object file (private symbols are local
+ * labels), so partitions use `<name without the number>.k<hash of the
+ * definition>` instead; identical definitions get .1, .2... in module order. */
+static int name_in(char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return 1;
+	return 0;
+}
+
+static void stabilize_private_names(struct module_info *mi, LLVMModuleRef m)
+{
+	char **given = xmalloc((mi->nsyms + 1) * sizeof *given);
+	int ngiven = 0;
+	for (int i = 0; i < mi->nsyms; i++) {
+		struct sym *s = &mi->syms[i];
+		if (s->kind != SYM_VAR || s->linkage != LLVMPrivateLinkage || !s->name[0] || s->orig_name ||
+		    LLVMIsDeclaration(s->v))
+			continue;
+		char *text = LLVMPrintValueToString(s->v);
+		const char *def = strstr(text, " = ");
+		def = def ? def + 3 : text;
+		/* metadata attachments (!dbg ...) are numbered module-wide too */
+		const char *meta = strstr(def, ", !");
+		char hex[MTPC_HASH_HEX_LEN + 1];
+		mtpc_hash_hex(def, meta ? (size_t)(meta - def) : strlen(def), hex);
+		hex[8] = 0;
+		LLVMDisposeMessage(text);
+		size_t len = strlen(s->name);
+		while (len > 0 && s->name[len - 1] >= '0' && s->name[len - 1] <= '9')
+			len--;
+		if (len > 0 && len < strlen(s->name) && s->name[len - 1] == '.')
+			len--;
+		else
+			len = strlen(s->name);
+		char *nm = xasprintf("%.*s.k%s", (int)len, s->name, hex);
+		for (int k = 1; LLVMGetNamedGlobal(m, nm) || LLVMGetNamedFunction(m, nm) || name_in(given, ngiven, nm); k++) {
+			free(nm);
+			nm = xasprintf("%.*s.k%s.%d", (int)len, s->name, hex, k);
+		}
+		s->orig_name = s->name;
+		s->name = nm;
+		given[ngiven++] = nm;
+		mi->nstable++;
+	}
+	free(given);
+}
+
 void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct module_info *mi)
 {
 	memset(mi, 0, sizeof *mi);
@@ -906,6 +959,7 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	w.prof_kind = LLVMGetMDKindIDInContext(LLVMGetModuleContext(m), "prof", 4);
 	build_guid_table(&w);
 	stabilize_thinlto_names(mi);
+	stabilize_private_names(mi, m);
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &mi->syms[i];
 		w.cur = i;

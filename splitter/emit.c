@@ -266,6 +266,7 @@ static char *transform(LLVMModuleRef m, const struct module_info *mi, const stru
 		LLVMDisposeErrorMessage(msg);
 		return r;
 	}
+	mtpc_sort_declarations(m);
 	return NULL;
 }
 

@@ -17,8 +17,10 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 #include <mutex>
 #include <string>
 
@@ -45,6 +47,42 @@ extern "C" void mtpc_set_dso_local(LLVMValueRef global, int dso_local)
 extern "C" void mtpc_delete_body(LLVMValueRef function)
 {
 	cast<Function>(unwrap(function))->deleteBody();
+}
+
+// By name, then by former position (unnamed ones), so the order is total.
+template <class G> static std::vector<G *> sorted_declarations(std::vector<G *> v)
+{
+	std::vector<std::pair<G *, size_t>> k;
+	for (size_t i = 0; i < v.size(); i++)
+		k.emplace_back(v[i], i);
+	std::sort(k.begin(), k.end(), [](const auto &a, const auto &b) {
+		int c = a.first->getName().compare(b.first->getName());
+		return c != 0 ? c < 0 : a.second < b.second;
+	});
+	for (size_t i = 0; i < k.size(); i++)
+		v[i] = k[i].first;
+	return v;
+}
+
+extern "C" void mtpc_sort_declarations(LLVMModuleRef module)
+{
+	Module &M = *unwrap(module);
+	std::vector<Function *> fs;
+	for (Function &F : M)
+		if (F.isDeclaration())
+			fs.push_back(&F);
+	for (Function *F : sorted_declarations(fs)) {
+		F->removeFromParent();
+		M.getFunctionList().push_back(F);
+	}
+	std::vector<GlobalVariable *> vs;
+	for (GlobalVariable &G : M.globals())
+		if (G.isDeclaration())
+			vs.push_back(&G);
+	for (GlobalVariable *G : sorted_declarations(vs)) {
+		M.removeGlobalVariable(G);
+		M.insertGlobalVariable(G);
+	}
 }
 
 extern "C" int mtpc_materialize(LLVMValueRef global, char **error)

@@ -29,6 +29,13 @@ int mtpc_materialize_all(LLVMModuleRef module, char **error);
  * ifuncs but not aliases. The alias must have no uses left. */
 void mtpc_erase_alias(LLVMValueRef alias);
 
+/* Move the module's function and variable declarations to the end of their
+ * lists, sorted by name. The C API cannot reorder globals. Why: declarations
+ * come in the order clang first used them, module-wide, so an edit anywhere
+ * can reorder them, and a partition's bitcode follows that order (value
+ * numbers): a canonical order keeps unchanged partitions byte-identical. */
+void mtpc_sort_declarations(LLVMModuleRef module);
+
 /* GlobalValue::getGUID: the C API has no MD5 and no GUID, which value-profile
  * (!prof "VP") metadata uses to name indirect-call targets. */
 uint64_t mtpc_global_guid(LLVMValueRef global);

@@ -130,7 +130,7 @@ char *plan_rename_list(const struct module_info *mi, const struct split_plan *P)
 		for (int i = 0; i < mi->nsyms; i++) {
 			const struct sym *s = &mi->syms[i];
 			const char *from = P->new_name[i], *to = s->name;
-			if (s->orig_name && P->n > 1) {
+			if (s->orig_name && P->n > 1 && s->linkage != LLVMPrivateLinkage) {
 				from = s->name;
 				to = s->orig_name;
 			} else if (!from || !s->name[0] || s->linkage != LLVMInternalLinkage) {
