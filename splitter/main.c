@@ -22,7 +22,7 @@
 
 #define VERSION "0.1.0"
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 13
+#define ALGORITHM 14
 
 static void usage(FILE *f)
 {
