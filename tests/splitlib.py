@@ -124,6 +124,21 @@ def to_bitcode(src, out, pic=False, cflags=()):
     return out
 
 
+def thin_link_with_idle_member(d):
+    """In d: ThinLTO objects main.o, used.o and idle.o, and the shards of an index-only thin
+    link that takes used.o and idle.o lazily (--start-lib): main uses used, so idle.o is
+    not pulled in and lld writes it an empty index (idle.o.thinlto.bc)."""
+    (d / "main.c").write_text("int used(int);\nstatic int k(int x) { return x + 1; }\n"
+                              "int main(int c, char **v) { (void)v; return used(k(c)) - 7; }\n")
+    (d / "used.c").write_text("int used(int x) { return x * 7; }\n")
+    (d / "idle.c").write_text("int idle(int x) { return x * 3; }\n")
+    clang = llvm_tool("clang")
+    for s in ("main", "used", "idle"):
+        run([clang, "-O2", "-flto=thin", "-c", f"{s}.c", "-o", f"{s}.o"], cwd=d)
+    run([clang, "-flto=thin", "-fuse-ld=lld", "main.o", "-Wl,--start-lib", "used.o", "idle.o",
+         "-Wl,--end-lib", "-Wl,--thinlto-index-only", "-o", "unused"], cwd=d)
+
+
 def compile_ir(bc, out, pic=False):
     """Backend compile of a (partition) bitcode file, as the inner build does it."""
     run([llvm_tool("clang"), "-O2", "-c", "-x", "ir", *(["-fPIC"] if pic else []),

@@ -210,14 +210,7 @@ def test_empty_index_means_unused_module(tmp_path):
     """An archive member the thin link does not pull in gets an empty index from lld:
     mtpc-split exits with status 3 (nothing to split, one line saying so) and leaves the
     output directory as it was."""
-    (tmp_path / "main.c").write_text("int used(void);\nint main(void) { return used() - 7; }\n")
-    (tmp_path / "used.c").write_text("int used(void) { return 7; }\n")
-    (tmp_path / "idle.c").write_text("int idle(int x) { return x * 3; }\n")
-    clang = llvm_tool("clang")
-    for s in ("main", "used", "idle"):
-        run([clang, "-O2", "-flto=thin", "-c", f"{s}.c", "-o", f"{s}.o"], cwd=tmp_path)
-    run([clang, "-flto=thin", "-fuse-ld=lld", "main.o", "-Wl,--start-lib", "used.o", "idle.o",
-         "-Wl,--end-lib", "-Wl,--thinlto-index-only", "-o", "unused"], cwd=tmp_path)
+    sl.thin_link_with_idle_member(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
     (out / "plan.json").write_text("earlier\n")

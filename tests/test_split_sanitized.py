@@ -29,17 +29,8 @@ def test_split_sanitized(fx, tmp_path, asan_build_dir):
 def test_thinlto_import_sanitized(tmp_path, asan_build_dir):
     """The in-process ThinLTO import (--thinlto-index), and the empty index of an archive
     member the link does not pull in (status 3), under the sanitizers too."""
-    from conftest import llvm_tool
     split = tool("mtpc-split", asan_build_dir)
-    (tmp_path / "main.c").write_text("int used(int);\nstatic int k(int x) { return x + 1; }\n"
-                                     "int main(int c, char **v) { (void)v; return used(k(c)); }\n")
-    (tmp_path / "used.c").write_text("int used(int x) { return x * 7; }\n")
-    (tmp_path / "idle.c").write_text("int idle(int x) { return x * 3; }\n")
-    clang = llvm_tool("clang")
-    for s in ("main", "used", "idle"):
-        run([clang, "-O2", "-flto=thin", "-c", f"{s}.c", "-o", f"{s}.o"], cwd=tmp_path)
-    run([clang, "-flto=thin", "-fuse-ld=lld", "main.o", "-Wl,--start-lib", "used.o", "idle.o",
-         "-Wl,--end-lib", "-Wl,--thinlto-index-only", "-o", "unused"], cwd=tmp_path)
+    sl.thin_link_with_idle_member(tmp_path)
     for mod, status in (("main.o", 0), ("used.o", 0), ("idle.o", 3)):
         r = run([split, mod, "-o", f"out-{mod}", "--partitions", "2", "--thinlto-index",
                  f"{mod}.thinlto.bc", "--relocation-model", "pic"], check=False, env=SAN_ENV,
