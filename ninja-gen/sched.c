@@ -130,18 +130,26 @@ void sched_shares(const struct sched_mod *mods, size_t n, int jobs, int kmax, in
 		for (int iter = 0; iter < 4; iter++) {
 			int ne = make_edges(mods, n, kmax, shares, e, slot0);
 			simulate(e, ne, jobs, slot0[i], kmax);
-			double sum = 0;
-			for (int j = 0; j < kmax; j++)
-				sum += e[slot0[i] + j].start;
-			double end = (size + sum) / kmax, total = 0;
+			double first = e[slot0[i]].start, last = first, sum = 0;
 			for (int j = 0; j < kmax; j++) {
-				w[j] = (end - e[slot0[i] + j].start) / size;
-				if (w[j] < 0.25 / kmax) /* a slot that would start too late */
-					w[j] = 0.25 / kmax;
-				total += w[j];
+				double st = e[slot0[i] + j].start;
+				sum += st;
+				first = st < first ? st : first;
+				last = st > last ? st : last;
 			}
+			/* Slots starting further apart than half a fair share: the
+			 * module is small next to what runs beside it, its split
+			 * hardly matters to the link, and extreme shares of a small
+			 * module flip with every edit elsewhere. Equal ones, then;
+			 * otherwise every share is at least half a fair one. */
+			if (last - first > 0.5 * size / kmax) {
+				for (int j = 0; j < kmax; j++)
+					shares[i * kmax + j] = equal[j];
+				break;
+			}
+			double end = (size + sum) / kmax;
 			for (int j = 0; j < kmax; j++)
-				w[j] /= total;
+				w[j] = (end - e[slot0[i] + j].start) / size;
 			quantize(w, kmax, &shares[i * kmax]);
 		}
 		for (int j = 0; j < kmax; j++)

@@ -27,8 +27,10 @@ struct sched_mod {
  * (slots start in index order), summing to SCHED_UNITS, to shares[i * kmax ..],
  * and sets weighted[i] when they are not the equal ones (else equal partitions
  * are as good: keep them, and the module's plan). Plain modules' entries are
- * left alone. All equal for kmax > jobs: with more slots than cores, they
- * queue anyway. */
+ * left alone. All equal for kmax > jobs (with more slots than cores, they
+ * queue anyway) and for a module whose slots would start more than half a
+ * fair share apart (small next to what runs beside it: its shares would be
+ * extreme and flip with every edit elsewhere, for little gain). */
 void sched_shares(const struct sched_mod *mods, size_t n, int jobs, int kmax, int *shares, int *weighted);
 
 #endif

@@ -17,19 +17,19 @@ from test_build_integration import (APP_MTPC_OR_THIN, configure, build, inner_lo
 N_FUNCS = 48
 
 
-def big_c(edit=None):
+def big_c(edit=None, n_funcs=N_FUNCS):
     """A module of distinct functions (a call chain with statics and a table),
     so one function can be edited without touching the others."""
     out = ["#include <stdio.h>", "unsigned run_big(unsigned);"]
-    out += [f"unsigned f{i}(unsigned);" for i in range(N_FUNCS)]
-    for i in range(N_FUNCS):
+    out += [f"unsigned f{i}(unsigned);" for i in range(n_funcs)]
+    for i in range(n_funcs):
         body = f"x = x * {2 * i + 3}u + {i}u;"
         if edit == i:
             body = f"x = x * {2 * i + 3}u + {i + 1000}u;"
-        callee = f"f{i + 1}(x ^ {i}u)" if i + 1 < N_FUNCS else "x"
+        callee = f"f{i + 1}(x ^ {i}u)" if i + 1 < n_funcs else "x"
         out.append(f"static unsigned s{i}(unsigned x) {{ for (int k = 0; k < 3 + {i % 5}; k++) {{ {body} }} return x; }}")
         out.append(f"__attribute__((noinline)) unsigned f{i}(unsigned x) {{ return s{i}(x) + (x & 1 ? {callee} : x); }}")
-    out.append("unsigned (*const table[])(unsigned) = {" + ", ".join(f"f{i}" for i in range(0, N_FUNCS, 5)) + "};")
+    out.append("unsigned (*const table[])(unsigned) = {" + ", ".join(f"f{i}" for i in range(0, n_funcs, 5)) + "};")
     out.append("unsigned run_big(unsigned n) { unsigned s = 0; for (unsigned i = 0; i < n; i++) "
                "s += table[i % (sizeof table / sizeof *table)](i) + f0(i); return s; }")
     return "\n".join(out) + "\n"
@@ -44,16 +44,16 @@ add_executable(app main.c big.c)
 """ + APP_MTPC_OR_THIN
 
 
-def write_project(src, edit=None):
+def write_project(src, edit=None, n_funcs=N_FUNCS):
     src.mkdir(exist_ok=True)
     (src / "CMakeLists.txt").write_text(CMAKE)
     (src / "main.c").write_text(MAIN_C)
-    (src / "big.c").write_text(big_c(edit))
+    (src / "big.c").write_text(big_c(edit, n_funcs))
 
 
-def reference_output(tmp, edit):
+def reference_output(tmp, edit, n_funcs=N_FUNCS):
     src, b = tmp / f"ref-src-{edit}", tmp / f"ref-{edit}"
-    write_project(src, edit)
+    write_project(src, edit, n_funcs)
     configure(src, b, mtpc=False)
     build(b)
     return run([b / "app"]).stdout
@@ -191,7 +191,9 @@ def test_partitions_sized_for_when_they_start(tmp_path):
     can still override it."""
     import re
     src, b = tmp_path / "src", tmp_path / "build"
-    write_project(src)
+    # big.c about 40 KB of bitcode, main.c about 3 KB: a module big enough next to the
+    # backend beside it for shares to matter (sched.h), and the only one split
+    write_project(src, n_funcs=200)
     configure(src, b, split=splitter("real"),
               extra=["-DMTPC_SPLIT_THRESHOLD=6000", "-DMTPC_MAX_PARTITIONS=2", "-DMTPC_JOBS=2"])
     build(b)
@@ -205,10 +207,16 @@ def test_partitions_sized_for_when_they_start(tmp_path):
     assert f"weights={w0},{w1}" in plan["options"], plan["options"]
     costs = [p["cost"] for p in plan["partitions"]]
     assert len(costs) == 2 and abs(costs[0] / sum(costs) - w0 / 40) < 0.1, (costs, w0, w1)
-    want = reference_output(tmp_path, None)
+    want = reference_output(tmp_path, None, n_funcs=200)
     assert run([b / "app"]).stdout == want
-    configure(src, b, split=splitter("real"), extra=["-DMTPC_SPLIT_ARGS=--weights;1,1"])
+    configure(src, b, split=splitter("real"),
+              extra=["-DMTPC_SPLIT_THRESHOLD=6000", "-DMTPC_MAX_PARTITIONS=2", "-DMTPC_JOBS=2",
+                     "-DMTPC_SPLIT_ARGS=--weights;1,1"])
     build(b)
+    assert (f"--split-arg --weights --split-arg {w0},{w1} --split-arg --weights --split-arg 1,1"
+            in (inner / "build.ninja").read_text())
     plan = json.loads((moddir / "parts" / "plan.json").read_text())
     assert plan["options"].endswith("weights=1,1"), plan["options"]
+    costs = [p["cost"] for p in plan["partitions"]]
+    assert abs(costs[0] / sum(costs) - 0.5) < 0.05, costs
     assert run([b / "app"]).stdout == want

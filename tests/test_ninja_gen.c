@@ -213,6 +213,12 @@ static void test_sched(void)
 		many[i] = (struct sched_mod){50, 0};
 	sched_shares(many, 21, 2, 2, shares, w);
 	CHECK(w[0] == 0);
+	/* A small split module next to a long backend: its second slot would
+	 * start after half its work; equal shares (extreme ones would flip
+	 * with any edit elsewhere). */
+	struct sched_mod small[] = {{100, 1}, {2000, 0}};
+	sched_shares(small, 2, 2, 2, shares, w);
+	CHECK(w[0] == 0 && shares[0] == SCHED_UNITS / 2);
 	/* More slots than cores: they queue anyway, no shares. */
 	sched_shares(two, 2, 2, 4, shares, w);
 	CHECK(w[0] == 0);
