@@ -851,18 +851,22 @@ static void stabilize_thinlto_names(struct module_info *mi)
  * Their names never reach an object file (private symbols are local
  * labels), so partitions use `<name without the number>.k<hash of the
  * definition>` instead; identical definitions get .1, .2... in module order. */
-static int name_in(char *const *names, int n, const char *name)
+struct named {
+	char *name;
+	int sym;
+};
+
+static int cmp_named(const void *a, const void *b)
 {
-	for (int i = 0; i < n; i++)
-		if (!strcmp(names[i], name))
-			return 1;
-	return 0;
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->sym > y->sym) - (x->sym < y->sym);
 }
 
 static void stabilize_private_names(struct module_info *mi, LLVMModuleRef m)
 {
-	char **given = xmalloc((mi->nsyms + 1) * sizeof *given);
-	int ngiven = 0;
+	struct named *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
+	int n = 0;
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &mi->syms[i];
 		if (s->kind != SYM_VAR || s->linkage != LLVMPrivateLinkage || !s->name[0] || s->orig_name ||
@@ -884,17 +888,27 @@ static void stabilize_private_names(struct module_info *mi, LLVMModuleRef m)
 			len--;
 		else
 			len = strlen(s->name);
-		char *nm = xasprintf("%.*s.k%s", (int)len, s->name, hex);
-		for (int k = 1; LLVMGetNamedGlobal(m, nm) || LLVMGetNamedFunction(m, nm) || name_in(given, ngiven, nm); k++) {
-			free(nm);
-			nm = xasprintf("%.*s.k%s.%d", (int)len, s->name, hex, k);
+		cand[n++] = (struct named){xasprintf("%.*s.k%s", (int)len, s->name, hex), i};
+	}
+	/* Sorted, identical definitions sit together in module order: the
+	 * first keeps the name, the next get .1, .2, ... */
+	if (n)
+		qsort(cand, n, sizeof *cand, cmp_named);
+	for (int k = 0, rank = 0; k < n; k++) {
+		rank = k > 0 && !strcmp(cand[k].name, cand[k - 1].name) ? rank + 1 : 0;
+		struct sym *s = &mi->syms[cand[k].sym];
+		char *nm = rank ? xasprintf("%s.%d", cand[k].name, rank) : xstrdup(cand[k].name);
+		if (LLVMGetNamedGlobal(m, nm) || LLVMGetNamedFunction(m, nm)) {
+			free(nm); /* taken in the module (never in practice): keep the old name */
+			continue;
 		}
 		s->orig_name = s->name;
 		s->name = nm;
-		given[ngiven++] = nm;
 		mi->nstable++;
 	}
-	free(given);
+	for (int k = 0; k < n; k++)
+		free(cand[k].name);
+	free(cand);
 }
 
 void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct module_info *mi)
