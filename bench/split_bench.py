@@ -69,6 +69,15 @@ class Splitter:
         self.runs = []              # one dict per repeat
 
 
+def ir_compile(clang, compile_args, bc, obj):
+    """The compile of a post-import module or partition. compile_args[0] says how: "slot"
+    as MTPC's slots do it (a ThinLTO backend whose import is done: the post-link
+    pipeline), "plain" as a plain `clang -c -x ir` (the pre-link per-module pipeline)."""
+    how, *flags = compile_args
+    thin = [f"-fthinlto-index={bc}", "-mllvm", "-thinlto-assume-merged"] if how == "slot" else []
+    return [clang, *flags, "-c", "-x", "ir", bc, *thin, "-o", obj]
+
+
 def run_splitter(sp, import_bc, outdir, n, clang, lld, objcopy, compile_args):
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
@@ -80,7 +89,7 @@ def run_splitter(sp, import_bc, outdir, n, clang, lld, objcopy, compile_args):
     objs = []
     for p in parts:
         obj = p.with_name(p.name.removesuffix(".bc") + ".o")
-        m = lib.run_measured([clang, *compile_args, "-c", "-x", "ir", p, "-o", obj])
+        m = lib.run_measured(ir_compile(clang, compile_args, p, obj))
         lib.check_object(obj, f"{sp.name} partition {p.name}")
         comp.append(m)
         objs.append(obj)
@@ -132,7 +141,7 @@ def unit_alone(outdir, clang, extract, compile_args):
     else:
         shutil.copyfile(src, unit_bc)
     obj = outdir / "unit.o"
-    m = lib.run_measured([clang, *compile_args, "-c", "-x", "ir", unit_bc, "-o", obj])
+    m = lib.run_measured(ir_compile(clang, compile_args, unit_bc, obj))
     lib.check_object(obj, "largest unit alone")
     return m.cpu, big / stats["total_cost"]
 
@@ -151,7 +160,7 @@ def run_pipeline(split_argv, outdir, jobs, clang, lld, objcopy, compile_args):
     if not parts:
         raise lib.BenchError(f"{split_argv[0]} wrote no partitions in {outdir}")
     objs = [p.with_name(p.name.removesuffix(".bc") + ".o") for p in parts]
-    cmds = [[clang, *compile_args, "-c", "-x", "ir", p, "-o", o] for p, o in zip(parts, objs)]
+    cmds = [ir_compile(clang, compile_args, p, o) for p, o in zip(parts, objs)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         cpu += sum(m.cpu for m in pool.map(lib.run_measured, cmds))
     for o in objs:
@@ -248,6 +257,10 @@ def main(argv=None):
     ap.add_argument("--ldflags", default="-lm -lpthread -ldl",
                     help="libraries/flags for the thin link (default: %(default)s)")
     ap.add_argument("--cflags", default="", help="extra flags for every compile")
+    ap.add_argument("--plain-compile", action="store_true",
+                    help="compile partitions and the post-import module with a plain "
+                         "`clang -c -x ir` (pre-link pipeline) instead of as MTPC's slots do "
+                         "(a ThinLTO backend with -thinlto-assume-merged)")
     ap.add_argument("--opt", default="-O2", help="optimization level (default -O2)")
     ap.add_argument("-n", "--partitions", type=int, default=8, help="partitions (default 8)")
     ap.add_argument("-r", "--repeat", type=int, default=3, help="repeats (default 3)")
@@ -272,7 +285,7 @@ def main(argv=None):
     lld = lib.llvm_tool("ld.lld")
     objcopy = lib.llvm_tool("llvm-objcopy")
     extract = lib.llvm_tool("llvm-extract")
-    compile_args = [args.opt, *cflags]
+    compile_args = ["plain" if args.plain_compile else "slot", args.opt, *cflags]
 
     splitters = []
     for name in args.splitters.split(","):
@@ -326,8 +339,7 @@ def main(argv=None):
             m = lib.run_measured(backend_cmd + ["-o", work / "unsplit.backend.o"])
             lib.check_object(work / "unsplit.backend.o", "unsplit ThinLTO backend")
             b["backend_wall"], b["backend_cpu"] = m.wall, m.cpu
-        m = lib.run_measured([clang, *compile_args, "-c", "-x", "ir", import_bc, "-o",
-                              work / "unsplit.o"])
+        m = lib.run_measured(ir_compile(clang, compile_args, import_bc, work / "unsplit.o"))
         lib.check_object(work / "unsplit.o", "unsplit compile")
         b["compile_wall"], b["compile_cpu"] = m.wall, m.cpu
         if not backend_cmd:

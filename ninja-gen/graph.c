@@ -337,7 +337,16 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		}
 		strv_add(&cmd, "--");
 		strv_addv(&cmd, &gc->launcher);
+		/* Compiled as a ThinLTO backend whose import is already done
+		 * (-thinlto-assume-merged: straight to optimization and code
+		 * generation), so the partition gets exactly the unsplit backend's
+		 * post-link pipeline and code generation options; a plain -x ir
+		 * compile would run the pre-link pipeline's early cleanup again.
+		 * The index is the partition's own empty summary: nothing is left
+		 * to import or resolve (mtpc-split applied the type resolutions). */
 		strv_addl(&cmd, driver, "-c", "-x", "ir", bc, NULL);
+		strv_addown(&cmd, xasprintf("-fthinlto-index=%s", bc));
+		strv_addl(&cmd, "-mllvm", "-thinlto-assume-merged", NULL);
 		codegen_flags(lc, &cmd);
 		if (dwo)
 			split_dwarf_flags(gc, dwo, &cmd);

@@ -140,9 +140,10 @@ def thin_link_with_idle_member(d):
 
 
 def compile_ir(bc, out, pic=False):
-    """Backend compile of a (partition) bitcode file, as the inner build does it."""
+    """Backend compile of a (partition) bitcode file, as the inner build's slots do it: a
+    ThinLTO backend whose import is already done (the post-link pipeline)."""
     run([llvm_tool("clang"), "-O2", "-c", "-x", "ir", *(["-fPIC"] if pic else []),
-         bc, "-o", out])
+         bc, f"-fthinlto-index={bc}", "-mllvm", "-thinlto-assume-merged", "-o", out])
     return out
 
 
