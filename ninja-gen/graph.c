@@ -342,8 +342,11 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		 * generation), so the partition gets exactly the unsplit backend's
 		 * post-link pipeline and code generation options; a plain -x ir
 		 * compile would run the pre-link pipeline's early cleanup again.
-		 * The index is the partition's own empty summary: nothing is left
-		 * to import or resolve (mtpc-split applied the type resolutions). */
+		 * The index is the partition itself (it has no summary, so an empty
+		 * index): nothing is left to import or resolve, mtpc-split applied
+		 * the type resolutions. With -thinlto-assume-merged clang takes a
+		 * one-module bitcode file as the backend's module, summary or not
+		 * (lto::findThinLTOModule). */
 		strv_addl(&cmd, driver, "-c", "-x", "ir", bc, NULL);
 		strv_addown(&cmd, xasprintf("-fthinlto-index=%s", bc));
 		strv_addl(&cmd, "-mllvm", "-thinlto-assume-merged", NULL);

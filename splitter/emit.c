@@ -299,7 +299,7 @@ static char *build_partition(struct shared *sh, int p, struct emitted *out)
 		if (err)
 			goto done;
 	}
-	LLVMMemoryBufferRef ob = mtpc_write_thin_bitcode(m);
+	LLVMMemoryBufferRef ob = LLVMWriteBitcodeToMemoryBuffer(m);
 	out->len = LLVMGetBufferSize(ob);
 	out->data = xmalloc(out->len);
 	memcpy(out->data, LLVMGetBufferStart(ob), out->len);

@@ -3,7 +3,6 @@
 #include "llvm_shim.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
-#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/GlobalValue.h>
@@ -16,7 +15,6 @@
 #include <llvm/Transforms/IPO/LowerTypeTests.h>
 #include <llvm/Transforms/IPO/WholeProgramDevirt.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/raw_ostream.h>
 #include <llvm/Support/TargetSelect.h>
 
 #include <algorithm>
@@ -108,15 +106,6 @@ extern "C" int mtpc_materialize_all(LLVMModuleRef module, char **error)
 extern "C" void mtpc_erase_alias(LLVMValueRef alias)
 {
 	cast<GlobalAlias>(unwrap(alias))->eraseFromParent();
-}
-
-extern "C" LLVMMemoryBufferRef mtpc_write_thin_bitcode(LLVMModuleRef module)
-{
-	SmallVector<char, 0> bytes;
-	raw_svector_ostream os(bytes);
-	ModuleSummaryIndex empty(/*HaveGVs=*/true);
-	WriteBitcodeToFile(*unwrap(module), os, /*ShouldPreserveUseListOrder=*/false, &empty);
-	return wrap(MemoryBuffer::getMemBufferCopy(StringRef(bytes.data(), bytes.size())).release());
 }
 
 extern "C" uint64_t mtpc_global_guid(LLVMValueRef global)

@@ -36,15 +36,6 @@ void mtpc_erase_alias(LLVMValueRef alias);
  * numbers): a canonical order keeps unchanged partitions byte-identical. */
 void mtpc_sort_declarations(LLVMModuleRef module);
 
-/* WriteBitcodeToFile with a (empty) ThinLTO summary: LLVMWriteBitcodeToMemoryBuffer
- * cannot attach one. A slot compiles its partition as a ThinLTO backend
- * (clang -fthinlto-index, -thinlto-assume-merged) so it runs the same
- * post-link pipeline as the unsplit backend; clang only treats bitcode that
- * carries a ThinLTO summary block as such a module. The block is empty: the
- * slot needs no summaries, the partition has had its import and type
- * resolutions already. Returns a buffer to free with LLVMDisposeMemoryBuffer. */
-LLVMMemoryBufferRef mtpc_write_thin_bitcode(LLVMModuleRef module);
-
 /* GlobalValue::getGUID: the C API has no MD5 and no GUID, which value-profile
  * (!prof "VP") metadata uses to name indirect-call targets. */
 uint64_t mtpc_global_guid(LLVMValueRef global);

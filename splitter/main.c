@@ -22,7 +22,7 @@
 
 #define VERSION "0.1.0"
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 14
+#define ALGORITHM 15
 
 static void usage(FILE *f)
 {
@@ -95,7 +95,8 @@ static void usage(FILE *f)
 		"  -j, --jobs J              threads writing partitions (default: number of CPUs)\n"
 		"      --verify              run the LLVM verifier on each partition (default)\n"
 		"      --no-verify           skip the verifier\n"
-		"      --stats               print a one-line summary on stderr\n"
+		"      --stats               print a one-line summary on stderr (with the time\n"
+		"                            of each phase)\n"
 		"  -h, --help                this help\n"
 		"      --version             print the version\n"
 		"\n"
@@ -390,6 +391,7 @@ int main(int argc, char **argv)
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMContextSetDiagnosticHandler(ctx, emit_capture_error, &diag);
 	LLVMModuleRef m = load_input(&o, ctx, &diag, &bc, &len);
+	double t_load = mtpc_now();
 
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
@@ -446,6 +448,7 @@ int main(int argc, char **argv)
 		plan_seed_weigh(&seed, o.weights, o.nweights);
 	struct module_info mi;
 	struct analyze_opts aopt = {o.dup_limit, o.join_limit, o.local_dup_limit, o.join_growth, o.const_dup_limit};
+	double t_plan = mtpc_now();
 	analyze_module(m, &aopt, &mi);
 	struct partition_opts popt = {
 		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
@@ -470,6 +473,7 @@ int main(int argc, char **argv)
 		partition_module(&mi, &popt, &plan);
 	}
 
+	double t_emit = mtpc_now();
 	struct emitted *parts = xcalloc(plan.n, sizeof *parts);
 	if (plan.n == 1) {
 		/* One partition is the module itself, byte for byte. */
@@ -482,6 +486,7 @@ int main(int argc, char **argv)
 			mtpc_fatal("%s: %s", o.input, err);
 	}
 
+	double t_write = mtpc_now();
 	struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t0};
 	char *json = plan_to_json(&mi, &plan, &meta);
 	char *loc = plan_localize_list(&mi, &plan);
@@ -529,11 +534,14 @@ int main(int argc, char **argv)
 		}
 		fprintf(stderr,
 			"mtpc-split: %s: %d partitions, %d functions (%d dead), %d units, largest unit %.1f%%, "
-			"%d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s\n",
+			"%d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s "
+			"(load%s %.2f, hash + cache %.2f, plan %.2f, emit %.2f, write %.2f)\n",
 			o.input, plan.n, mi.nfuncs_defined, mi.ndead, mi.nunits,
 			mi.total_cost ? 100.0 * plan.largest_unit / mi.total_cost : 0.0, plan.npromoted, plan.nshared_dups, plan.ncopies,
 			mi.total_cost ? 100.0 * (sum - mi.total_cost) / mi.total_cost : 0.0,
-			sum ? (double)maxc * plan.n / sum : 0.0, plan.nseeded, exact ? " (cache hit)" : "", mtpc_now() - t0);
+			sum ? (double)maxc * plan.n / sum : 0.0, plan.nseeded, exact ? " (cache hit)" : "", mtpc_now() - t0,
+			o.index ? " + import" : "", t_load - t0, t_plan - t_load, t_emit - t_plan, t_write - t_emit,
+			mtpc_now() - t_write);
 	}
 	free(parts);
 	free(json);
