@@ -1065,7 +1065,11 @@ void module_info_free(struct module_info *mi)
 char *sym_display_name(const struct module_info *mi, int i)
 {
 	const struct sym *s = &mi->syms[i];
-	if (s->orig_name)
+	/* Private constants keep their edit-stable name: it is what the
+	 * partitions hold, and what the next build's seed looks up (clang's
+	 * numbers change with an edit; ThinLTO's .llvm.<hash> is mapped back
+	 * by the seed reader). */
+	if (s->orig_name && s->linkage != LLVMPrivateLinkage)
 		return xstrdup(s->orig_name);
 	if (s->name[0])
 		return xstrdup(s->name);

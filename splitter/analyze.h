@@ -116,7 +116,8 @@ void module_info_free(struct module_info *mi);
 const char *llvm_suffix(const char *name);
 
 /* Display name of symbol i, as in the final object ("<name>", the real
- * `.llvm.<hash>` name, or "<anon-var-12>"): heap string. */
+ * `.llvm.<hash>` name, or "<anon-var-12>"; a private constant by its
+ * edit-stable `<name>.k<hash>`, as the partitions hold it): heap string. */
 char *sym_display_name(const struct module_info *mi, int i);
 
 #endif

@@ -2,6 +2,8 @@
 (`f.llvm.<hash of the module>`) change name with any edit. Partitions use
 edit-stable names, the merge restores the real ones, and the seed finds every
 unit again (tests/repro/seed_llvm_hash.sh exits 0 when that holds)."""
+import re
+
 from conftest import BUILD, ROOT, run
 
 
@@ -51,3 +53,47 @@ def test_new_literal_and_declaration_change_one_partition(tmp_path):
     assert len(changed) == 1, changed
     for p in sorted(out.glob("p*.bc")):
         sl.verify(p)
+
+
+def _module_long_literals(edit):
+    """As _module, but each function also prints two literals longer than
+    --const-dup-limit (owned by one partition, not duplicated), each shared with a
+    neighbouring function."""
+    out = _module(edit).splitlines()
+    out.append("void shout(const char *);")
+    for i in range(24):
+        out.append(f"__attribute__((noinline)) void g{i}(void) {{ shout(\"{long_literal(i)}\"); "
+                   f"shout(\"{long_literal((i + 1) % 24)}\"); }}")
+    return "\n".join(out) + "\n"
+
+
+def long_literal(i):
+    return f"message {i} is long enough to be owned by one partition, not copied to each reader"
+
+
+def test_seed_finds_long_literals(tmp_path):
+    """Private constants over --const-dup-limit are owned by one partition; the plan names
+    them by their edit-stable names, so the next build's seed finds them (it named them by
+    clang's numbers once, and then every such literal was placed afresh: an edit changed 5
+    of SQLite's 8 partitions instead of 1)."""
+    import splitlib as sl
+    src = tmp_path / "m.c"
+    out = tmp_path / "out"
+    src.write_text(_module_long_literals(False))
+    bc = sl.to_bitcode(src, tmp_path / "m0.bc")
+    sl.split(bc, out, 4, "--no-seed")
+    before = {p.name: p.read_bytes() for p in sorted(out.glob("p*.bc"))}
+    plan = (out / "plan.json").read_text()
+    assert ".str.k" in plan
+    # the same module again, seeded: every unit is found, every partition the same
+    (out / "plan.json").unlink()
+    (tmp_path / "seed.json").write_text(plan)
+    r = sl.split(bc, out, 4, "--stats", "--seed-plan", tmp_path / "seed.json")
+    m = re.search(r"(\d+) units, .* (\d+) units seeded", r.stderr)
+    assert m and m.group(1) == m.group(2), r.stderr
+    assert {p.name: p.read_bytes() for p in sorted(out.glob("p*.bc"))} == before
+    # an edit elsewhere changes one partition
+    src.write_text(_module_long_literals(True))
+    sl.split(sl.to_bitcode(src, tmp_path / "m1.bc"), out, 4)
+    changed = [p.name for p in sorted(out.glob("p*.bc")) if p.read_bytes() != before[p.name]]
+    assert len(changed) == 1, changed
