@@ -1,4 +1,4 @@
-"""How a slot compiles its partition (docs/architecture.md, "Slots").
+"""How a slot compiles its partition (docs/build-integration.md, "Slots").
 
 A partition is a piece of a post-import module: its import, internalization and type
 resolutions are done. The slot compiles it as a ThinLTO backend told so
