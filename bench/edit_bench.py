@@ -366,13 +366,11 @@ def compare(old_dir, new_dir, llvm_dis, edited, plan=None, function=None):
 # ---------------------------------------------------------------- compiling partitions
 
 def compile_parts(clang, opt, parts, jobs=1):
-    """Compile partition files as MTPC's slots do (a ThinLTO backend whose import is done,
-    see bench/split_bench.py ir_compile); returns (wall of the whole set, list of
+    """Compile partition files as MTPC's slots do (lib.slot_compile_cmd); returns (wall of the whole set, list of
     (name, cpu, wall, object bytes))."""
     def one(p):
         obj = p.with_name(p.name.removesuffix(".bc") + ".o")
-        m = lib.run_measured([clang, opt, "-c", "-x", "ir", p, f"-fthinlto-index={p}",
-                              "-mllvm", "-thinlto-assume-merged", "-o", obj])
+        m = lib.run_measured(lib.slot_compile_cmd(clang, [opt], p, obj))
         lib.check_object(obj, f"partition {p.name}")
         return (p.name, m.cpu, m.wall, obj.stat().st_size)
     t0 = time.perf_counter()

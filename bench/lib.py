@@ -89,6 +89,14 @@ def run_measured(cmd, cwd=None, env=None, check=True):
     return m
 
 
+def slot_compile_cmd(clang, flags, bc, obj):
+    """A partition (or post-import module) compiled as MTPC's slots compile it: a ThinLTO
+    backend whose import is done, so the post-link pipeline (docs/build-integration.md,
+    "Slots")."""
+    return [clang, *flags, "-c", "-x", "ir", bc, f"-fthinlto-index={bc}", "-mllvm",
+            "-thinlto-assume-merged", "-o", obj]
+
+
 def check_object(path, what):
     """A backend that fails to load an import may exit 0 with a 0-byte object
     (design.md §3): treat an empty or missing output as failure."""

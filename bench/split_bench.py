@@ -74,8 +74,9 @@ def ir_compile(clang, compile_args, bc, obj):
     as MTPC's slots do it (a ThinLTO backend whose import is done: the post-link
     pipeline), "plain" as a plain `clang -c -x ir` (the pre-link per-module pipeline)."""
     how, *flags = compile_args
-    thin = [f"-fthinlto-index={bc}", "-mllvm", "-thinlto-assume-merged"] if how == "slot" else []
-    return [clang, *flags, "-c", "-x", "ir", bc, *thin, "-o", obj]
+    if how == "slot":
+        return lib.slot_compile_cmd(clang, flags, bc, obj)
+    return [clang, *flags, "-c", "-x", "ir", bc, "-o", obj]
 
 
 def run_splitter(sp, import_bc, outdir, n, clang, lld, objcopy, compile_args):

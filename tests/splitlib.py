@@ -139,11 +139,16 @@ def thin_link_with_idle_member(d):
          "-Wl,--end-lib", "-Wl,--thinlto-index-only", "-o", "unused"], cwd=d)
 
 
+def slot_cmd(bc, out, pic=False):
+    """The compile of a (partition) bitcode file as the inner build's slots run it: a ThinLTO
+    backend whose import is already done (the post-link pipeline)."""
+    return [llvm_tool("clang"), "-O2", "-c", "-x", "ir", *(["-fPIC"] if pic else []), bc,
+            f"-fthinlto-index={bc}", "-mllvm", "-thinlto-assume-merged", "-o", out]
+
+
 def compile_ir(bc, out, pic=False):
-    """Backend compile of a (partition) bitcode file, as the inner build's slots do it: a
-    ThinLTO backend whose import is already done (the post-link pipeline)."""
-    run([llvm_tool("clang"), "-O2", "-c", "-x", "ir", *(["-fPIC"] if pic else []),
-         bc, f"-fthinlto-index={bc}", "-mllvm", "-thinlto-assume-merged", "-o", out])
+    """Backend compile of a (partition) bitcode file, as the inner build's slots do it."""
+    run(slot_cmd(bc, out, pic))
     return out
 
 

@@ -42,22 +42,17 @@ def split(thin, n):
     return sorted(out.glob("p*.bc"))
 
 
-def slot_cmd(bc, obj):
-    return [llvm_tool("clang"), "-O2", "-c", "-x", "ir", bc, f"-fthinlto-index={bc}", "-mllvm",
-            "-thinlto-assume-merged", "-o", obj]
-
-
 def test_slot_compiles_the_whole_partition(thin):
     parts = split(thin, 2)
     assert len(parts) == 2
     for p in parts:
-        run(slot_cmd(p, p.with_suffix(".slot.o")))
+        run(sl.slot_cmd(p, p.with_suffix(".slot.o")))
         run([llvm_tool("clang"), "-O2", "-c", "-x", "ir", p, "-o", p.with_suffix(".plain.o")])
         slot = sl.global_defined(p.with_suffix(".slot.o"))
         assert slot and slot == sl.global_defined(p.with_suffix(".plain.o")), p
     # the flag matters: without it the summary-less partition is compiled as an empty module
     p = parts[0]
-    cmd = [a for a in slot_cmd(p, thin / "noflag.o") if a not in ("-mllvm", "-thinlto-assume-merged")]
+    cmd = [a for a in sl.slot_cmd(p, thin / "noflag.o") if a not in ("-mllvm", "-thinlto-assume-merged")]
     run(cmd)
     assert not sl.global_defined(thin / "noflag.o")
 
@@ -71,7 +66,7 @@ def passes(cmd):
 def test_slot_runs_the_post_link_pipeline(thin):
     p0 = split(thin, 2)[0]
     clang = llvm_tool("clang")
-    slot = passes(slot_cmd(p0, thin / "slot.o"))
+    slot = passes(sl.slot_cmd(p0, thin / "slot.o"))
     plain = passes([clang, "-O2", "-c", "-x", "ir", p0, "-o", thin / "plain.o"])
     # the pre-link pipeline's first passes run only in the plain compile ...
     for pre_link_only in ("Annotation2MetadataPass", "ForceFunctionAttrsPass",
