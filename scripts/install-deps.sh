@@ -1,10 +1,12 @@
 #!/bin/sh
 # Installs everything MTPC needs to build, test and benchmark on Debian 12.
 # This is the single list of system packages: README, .ci/run and bench/ all call it.
+# LLVM 19 and LLVM 22: MTPC builds against either (scripts/build.sh, MTPC_LLVM_VERSION).
 set -eu
 
 PACKAGES="
   clang-19 lld-19 llvm-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev libstdc++-12-dev
+  clang-22 lld-22 llvm-22 llvm-22-dev llvm-22-tools libclang-rt-22-dev
   cmake ninja-build pkg-config
   libsqlite3-dev libjansson-dev zlib1g-dev libzstd-dev
   python3 python3-pytest
