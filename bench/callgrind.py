@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions executed by a program, counted by valgrind's callgrind.
 
-`perf stat` cannot count instructions on these VMs (design.md §6); callgrind's count is
+`perf stat` cannot count instructions on these VMs (it reports them as "not supported"); callgrind's count is
 repeatable, so it is the runtime figure for comparing two builds of one program (e.g.
 speedtest1 built with plain ThinLTO and with MTPC).
 

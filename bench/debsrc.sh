@@ -1,7 +1,7 @@
 # debsrc.sh: sourced by the bench/get-*.sh scripts. Defines SUDO and
 # ensure_deb_src NAME PKG: makes `apt-get source PKG` possible on a fresh Debian 12
 # (which has no deb-src entry) by adding a deb-src stanza derived from the
-# existing debian.sources (design.md §6), then apt-get update. NAME prefixes
+# existing debian.sources (same archive and suites), then apt-get update. NAME prefixes
 # the messages.
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Debug-info size of an MTPC build against plain ThinLTO (design.md §5).
+"""Debug-info size of an MTPC build against plain ThinLTO, side by side.
 
 Builds the same CMake project twice, side by side, with -g (CMAKE_BUILD_TYPE
 RelWithDebInfo) and optionally -gsplit-dwarf: once with plain ThinLTO, once

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fetches the large C++ workload (design.md §5): nlohmann/json's unit tests from Debian's
+# Fetches the large C++ workload (docs/performance.md, workload 3): nlohmann/json's unit tests from Debian's
 # source package nlohmann-json3 (header-only library: the tests are template-heavy
 # translation units full of comdats, with vtables from json's exception classes and
 # doctest's reporters).

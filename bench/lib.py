@@ -3,8 +3,8 @@
 - tools: where clang-19, lld, llvm-split and the built MTPC tools are;
 - run_measured(): one process, its wall time and its own CPU time (os.wait4 rusage);
 - thin_post_import(): build a program with ThinLTO up to the thin link and get the
-  post-import module of one of its modules (design.md §3: -save-temps=obj leaves
-  <out>.3.import.bc), timing its real ThinLTO backend on the way;
+  post-import module of one of its modules (-save-temps=obj leaves
+  <out>.3.import.bc; docs/build-integration.md, "lld, clang and Ninja behaviour"), timing its real ThinLTO backend on the way;
 - statistics (median) and small formatting helpers.
 """
 import dataclasses
@@ -99,7 +99,7 @@ def slot_compile_cmd(clang, flags, bc, obj):
 
 def check_object(path, what):
     """A backend that fails to load an import may exit 0 with a 0-byte object
-    (design.md §3): treat an empty or missing output as failure."""
+    (llvm issue 75441): treat an empty or missing output as failure."""
     p = pathlib.Path(path)
     if not p.is_file() or p.stat().st_size == 0:
         raise BenchError(f"{what}: {p} missing or empty")

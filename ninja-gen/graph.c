@@ -121,7 +121,7 @@ static int rewrite_input(const struct graph_conf *gc, const struct linkcmd *lc, 
 }
 
 /* Flags shared by backend and slot compiles: what lld's in-process ThinLTO
- * backend uses (see design.md "lld / clang 19 facts"). */
+ * backend uses (docs/build-integration.md, "lld, clang and Ninja behaviour"). */
 static void codegen_flags(const struct linkcmd *lc, struct strv *cmd)
 {
 	char *o = xasprintf("-O%s", lc->opt);

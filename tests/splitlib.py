@@ -7,7 +7,7 @@ localize with `llvm-objcopy --localize-symbols=localize.txt`, compare symbol tab
 run programs.
 
 Fixture header directives (comment lines anywhere in the first 40 lines, `//` or `;`):
-    HAZARD <n>[,<m>]: <text>    which design.md §4 hazards the fixture covers (documentation)
+    HAZARD <n>[,<m>]: <text>    which hazards (docs/splitter.md) the fixture covers (documentation)
     MTPC-MAIN: support/x.c      program main in a separate file, compiled normally (not split);
                                 without it the fixture contains main itself
     MTPC-PEER: support/y.c      another module, split the same way and linked into the program
@@ -270,7 +270,7 @@ def check_symbols(unsplit_obj, merged_obj, input_bc, localize):
     problems = []
     want = global_defined(unsplit_obj)
     got = global_defined(merged_obj)
-    # An inlined-away linkonce_odr owner may be kept as a weak definition (design.md §4.4),
+    # An inlined-away linkonce_odr owner may be kept as a weak definition (hazard 4, docs/splitter.md),
     # so a weak global that the input itself defines is tolerated; anything else must match.
     input_defs = nm(input_bc, "--defined-only")
     for name in sorted(set(got) - set(want)):

@@ -1,4 +1,5 @@
-"""Acceptance tests of mtpc-split on the hazard fixtures (tests/hazards/, design.md §4).
+"""Acceptance tests of mtpc-split on the hazard fixtures (tests/hazards/; the numbered
+hazards are listed in docs/splitter.md, "Hazards").
 
 For every fixture and N in {1, 2, 4, 8}: every partition verifies; the partition objects merge
 with `ld.lld -r` and, after `llvm-objcopy --localize-symbols=localize.txt`, define exactly the
@@ -32,7 +33,7 @@ def fresh(path):
 
 
 def test_fixtures_present():
-    """Every numbered hazard of design.md §4 has at least one fixture."""
+    """Every numbered hazard of docs/splitter.md ("Hazards") has at least one fixture."""
     covered = set()
     for fx in FIXTURES:
         assert fx.hazards or fx.name == "scc_switch_varargs", f"{fx.path}: no HAZARD header"

@@ -8,7 +8,7 @@
 # Cache options it defines:
 #   <PREFIX>_LTO        OFF | thin | full   (default: thin with Clang, OFF otherwise)
 #   <PREFIX>_OPT        optimization flag added after the build type's (default -O2, the
-#                       level design.md's measurements use)
+#                       level of docs/performance.md's figures)
 #   <PREFIX>_USE_MTPC   ON: include(MTPC) and mtpc_enable() each target (forces thin LTO)
 #   <PREFIX>_MTPC_PARTITIONS   PARTITIONS passed to mtpc_enable (0: MTPC's default)
 #   MTPC_DIR            MTPC source tree (with its build in <tree>/build), MTPC build tree or
