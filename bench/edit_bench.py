@@ -28,10 +28,10 @@ One run measures, side by side:
    Goal: incremental / backend <= 0.35. Wall and CPU (os.wait4, robust on a shared machine).
 
 3. Feedback. With a plan cache, the original module's split is compiled, every partition's
-   compile CPU time is recorded (`mtpc-cache record`, as the slot edges do), and the edited
-   module is split again from that cache; its partitions are compiled and slowest/mean
-   partition compile CPU is compared with the split of the same edited module seeded from a
-   cache holding the same plan but no timings.
+   compile CPU time is recorded (`mtpc-cache record`: what the slot edges do through the
+   library), and the edited module is split again from that cache; its partitions are
+   compiled and slowest/mean partition compile CPU is compared with the split of the same
+   edited module seeded from a cache holding the same plan but no timings.
 
 Medians of --repeat runs (timings; stability is deterministic and measured once per edit).
 

@@ -1,7 +1,7 @@
 /* cli.c: mtpc-cache, inspecting the plan cache: command dispatch, help,
  * option parsing and the helpers the command files share. The commands
  * themselves live in cli_show.c (list, show), cli_stats.c (stats, diff) and
- * cli_admin.c (path, record, gc, export). */
+ * cli_admin.c (path, gc, export, record, store, lookup). */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "util.h"
@@ -76,15 +76,15 @@ static const struct command commands[] = {
 	 "whether the file exists. The rules, as in the build: --cache FILE, else\n"
 	 "$MTPC_CACHE, else $XDG_CACHE_HOME/mtpc/plans.sqlite, else\n"
 	 "$HOME/.cache/mtpc/plans.sqlite.\n"},
-	{"record", cmd_record, "record a partition's compile time (for build edges)",
+	{"record", cmd_record, "record a partition's compile time (for scripts and tests)",
 	 "usage: mtpc-cache record --module-hash H --options-hash O --partition I\n"
 	 "                         --seconds S (--object-bytes B | --object FILE)\n"
 	 "                         [--cache FILE]\n"
 	 "\n"
 	 "Record the measured compile time and object size of partition I of the\n"
-	 "plan (H, O); a later split of an edited module balances with them. Meant\n"
-	 "for a slot's build edge: if the cache is unusable it warns once and still\n"
-	 "exits 0, so the build never fails because of the cache.\n"},
+	 "plan (H, O); a later split of an edited module balances with them. What\n"
+	 "a slot's build edge does through the library. If the cache is unusable it\n"
+	 "warns once and still exits 0, as the build does.\n"},
 	{"store", cmd_store, "store a plan (for scripts and tests)",
 	 "usage: mtpc-cache store --module PATH --module-hash H --options-hash O\n"
 	 "                        --plan plan.json [--seconds S] [--hit] [--cache FILE]\n"

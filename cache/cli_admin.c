@@ -1,5 +1,6 @@
-/* cli_admin.c: `mtpc-cache path`, `record` (called from slot edges), `gc`
- * and `export`. */
+/* cli_admin.c: `mtpc-cache path`, `gc`, `export`, and `record`, `store` and
+ * `lookup` for scripts and tests (the build itself records, stores and looks
+ * up through libmtpc_cache: mtpc-split and mtpc-link --slot-step). */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "util.h"

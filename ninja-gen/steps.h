@@ -11,18 +11,24 @@
  *       compile wrote none).
  *   --slot-step --out F [--dwo W] [--plan P --part I --cache DB] -- <command>
  *       the same checks for one partition, then records its compile time and
- *       object size in the plan cache (never fails because of the cache).
+ *       object size in the plan cache (never fails because of the cache). A
+ *       failed compile does not fail the edge either: one warning, an empty F
+ *       (and W), which tells the merge to compile the module unsplit.
  *   --split-step --tool T --module M --index S --dir D --kmax K --reloc R
- *                [--min-cost C] [--cache DB]
- *       runs mtpc-split into D/parts, writes D/split.n and the dyndep file
- *       D/split.dd (n from plan.json). On ANY failure: one warning naming the
- *       module and a fallback dyndep file that routes the module through the
- *       plain backend D/backend.o, so the build still succeeds. A module the
- *       link does not use (mtpc-split's status 3) takes the same route
- *       without a warning; split.n then reads "0 unused".
- *   --merge-step --dir D --out F --llvm-bin B
- *       ld.lld -r of D/p0.o..p<n-1>.o, llvm-objcopy --localize-symbols with
- *       D/parts/localize.txt, or a copy of D/backend.o after a fallback.
+ *                [--min-cost C] [--cache DB] [--split-arg WORD]...
+ *       runs mtpc-split (plus the WORDs) into D/parts, writes D/split.n and
+ *       the dyndep file D/split.dd (n from plan.json). On ANY failure: one
+ *       warning naming the module and a fallback dyndep file that routes
+ *       the module through the plain backend D/backend.o, so the build still
+ *       succeeds. A module the link does not use (mtpc-split's status 3) takes
+ *       the same route without a warning; split.n then reads "0 unused".
+ *   --merge-step --dir D --out F --llvm-bin B -- <backend command>
+ *       ld.lld -r of D/p0.o..p<n-1>.o, then llvm-objcopy with
+ *       --localize-symbols=D/parts/localize.txt (the promoted symbols become
+ *       local again) and --redefine-syms=D/parts/rename.txt (they get their
+ *       own names back). After a failed split, a copy of D/backend.o; if a
+ *       slot failed (an empty p<i>.o), the backend command compiles the module
+ *       unsplit into D/backend.o, which is copied instead.
  *   --dwp-step --out F [--llvm-bin B] -- <link output>
  *       llvm-dwp -e <link output> into F (only if changed): every .dwo the
  *       output's skeleton CUs name, in one package next to it (an empty F

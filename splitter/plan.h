@@ -14,8 +14,9 @@ struct plan_meta {
 	double split_seconds;
 };
 
-/* Serialize the plan (deterministic: no times unless meta->split_seconds >= 0
- * is wanted; times go in "stats" only when record_time is set). Heap string. */
+/* Serialize the plan. Deterministic: it holds no times (the same input and
+ * options give the same bytes), so meta->split_seconds is not written; the
+ * cache keeps times apart from the plan. Heap string. */
 char *plan_to_json(const struct module_info *mi, const struct split_plan *plan, const struct plan_meta *meta);
 
 /* Symbols to make local again after the merge, one per line. Heap string. */
