@@ -189,7 +189,8 @@ static char *find_split_tool(const char *self)
 }
 
 /* The directory of the real driver binary: /usr/bin/clang-19 resolves to
- * /usr/lib/llvm-19/bin, where ld.lld and llvm-objcopy live too. */
+ * /usr/lib/llvm-19/bin, where ld.lld and llvm-objcopy live too (else the
+ * bin directory of the LLVM MTPC was built against). */
 static char *find_llvm_bin(const char *driver)
 {
 	char *w = proc_which(driver), *real = w ? realpath(w, NULL) : NULL;
@@ -205,7 +206,7 @@ static char *find_llvm_bin(const char *driver)
 		free(lld);
 	}
 	free(real);
-	return d ? d : xstrdup("/usr/lib/llvm-19/bin");
+	return d ? d : xstrdup(MTPC_LLVM_BIN_DIR);
 }
 
 static int run_original(const struct opts *o)

@@ -394,7 +394,7 @@ static int merge_step(const struct step *s)
 		int st = proc_run(s->cmd, NULL, NULL, NULL);
 		return st ? st : take_backend(s);
 	}
-	const char *bin = s->llvm_bin ? s->llvm_bin : "/usr/lib/llvm-19/bin";
+	const char *bin = s->llvm_bin ? s->llvm_bin : MTPC_LLVM_BIN_DIR;
 	char *tmp1 = xasprintf("%s.r.tmp", s->out), *tmp2 = xasprintf("%s.tmp", s->out);
 	struct strv cmd = {0};
 	strv_addown(&cmd, xasprintf("%s/ld.lld", bin));
@@ -434,7 +434,7 @@ static int dwp_step(const struct step *s)
 {
 	if (!need(s, s->out, "--out") || !s->cmd || !s->cmd[0])
 		return 2;
-	const char *bin = s->llvm_bin ? s->llvm_bin : "/usr/lib/llvm-19/bin";
+	const char *bin = s->llvm_bin ? s->llvm_bin : MTPC_LLVM_BIN_DIR;
 	char *tmp = xasprintf("%s.tmp", s->out);
 	struct strv cmd = {0};
 	strv_addown(&cmd, xasprintf("%s/llvm-dwp", bin));

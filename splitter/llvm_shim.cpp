@@ -3,6 +3,7 @@
 #include "llvm_shim.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/GlobalValue.h>
@@ -140,7 +141,12 @@ static void apply_type_resolutions(Module &M, const ModuleSummaryIndex &index)
 	ModulePassManager MPM;
 	MPM.addPass(WholeProgramDevirtPass(nullptr, &index));
 	MPM.addPass(LowerTypeTestsPass(nullptr, &index));
+#if LLVM_VERSION_MAJOR >= 20
+	// LLVM 20 split the flag: All is what `true` did (drop every type test and its assumes).
+	MPM.addPass(LowerTypeTestsPass(nullptr, nullptr, lowertypetests::DropTestKind::All));
+#else
 	MPM.addPass(LowerTypeTestsPass(nullptr, nullptr, /*DropTypeTests=*/true));
+#endif
 	MPM.run(M, MAM);
 }
 
@@ -183,7 +189,13 @@ extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char
 					   "' in this index (give the input as the thin link saw it)");
 	if (*index) {
 		// As clang's runThinLTOBackend: import what the per-module index names.
+#if LLVM_VERSION_MAJOR >= 20
+		// LLVM 20: an import list refers to entries of a table it does not own.
+		FunctionImporter::ImportIDTable import_ids;
+		FunctionImporter::ImportMapTy imports(import_ids);
+#else
 		FunctionImporter::ImportMapTy imports;
+#endif
 		if (!lto::initImportList(M, **index, imports))
 			return fail(error, std::string(index_path) + ": cannot read the import list");
 		DenseMap<StringRef, GVSummaryMapTy> defined;
@@ -196,7 +208,11 @@ extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char
 			return createStringError(inconvertibleErrorCode(), "no output expected");
 		};
 		if (Error e = lto::thinBackend(conf, 0, no_stream, M, **index, imports,
-					       defined[M.getModuleIdentifier()], /*ModuleMap=*/nullptr))
+					       defined[M.getModuleIdentifier()], /*ModuleMap=*/nullptr
+#if LLVM_VERSION_MAJOR >= 20 // added CodeGenOnly; the hook stops before optimization anyway
+					       , /*CodeGenOnly=*/false
+#endif
+					       ))
 			return fail(error, std::string(path) + ": ThinLTO import failed: " + toString(std::move(e)));
 		apply_type_resolutions(M, **index);
 	}

@@ -21,6 +21,10 @@
 #include <unistd.h>
 
 #define VERSION "0.1.0"
+/* The major version of the LLVM MTPC is built against (CMake: MTPC_LLVM_VERSION). */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define LLVM_MAJOR STR(MTPC_LLVM_MAJOR)
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
 #define ALGORITHM 15
 
@@ -29,7 +33,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: mtpc-split INPUT.bc -o OUTDIR [options]\n"
 		"\n"
-		"Split an LLVM 19 bitcode module into call-graph partitions that can be\n"
+		"Split an LLVM " LLVM_MAJOR " bitcode module into call-graph partitions that can be\n"
 		"optimized and compiled separately and merged back with `ld.lld -r`.\n"
 		"Writes OUTDIR/p0.bc .. p<n-1>.bc (n <= N), OUTDIR/plan.json and\n"
 		"OUTDIR/localize.txt (symbols to make local after the merge, for\n"
@@ -245,7 +249,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_CACHE: o->cache = optarg; break;
 		case O_NO_CACHE: o->no_cache = 1; break;
 		case O_MODULE_PATH: o->module_path = optarg; break;
-		case O_VERSION: printf("mtpc-split " VERSION " (LLVM 19)\n"); exit(0);
+		case O_VERSION: printf("mtpc-split " VERSION " (LLVM " LLVM_MAJOR ")\n"); exit(0);
 		case ':': mtpc_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
 		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
 		}
@@ -305,7 +309,7 @@ static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, cha
 	int bad = LLVMParseBitcodeInContext2(ctx, buf, &m);
 	LLVMDisposeMemoryBuffer(buf);
 	if (bad)
-		mtpc_fatal("%s: invalid or unsupported bitcode (LLVM 19 expected): %s", o->input,
+		mtpc_fatal("%s: invalid or unsupported bitcode (LLVM " LLVM_MAJOR " expected): %s", o->input,
 			   *diag ? *diag : "unknown error");
 	return m;
 }
