@@ -1,7 +1,7 @@
 /* cache_int.h: internals shared by the cache library files and the
  * mtpc-cache CLI (not installed, not for other parts: they use mtpc_cache.h).
  *
- * Schema (version 1, see docs/cache.md and the migrations in db.c):
+ * Schema (version 2, see docs/cache.md and the migrations in db.c):
  *   plans      one row per (module_hash, options_hash): the plan JSON as-is
  *              plus summary columns, created / last_used (Unix seconds).
  *   partitions one row per partition of a plan (cost, counts).
@@ -10,7 +10,9 @@
  *              options_hash, partition), written by the slot edges; keyed by
  *              hash, not plan id, so a slot may record before or after the
  *              plan row is (re)written.
- *   builds     one row per split: time, hit, split seconds, seconds saved. */
+ *   builds     one row per split: time, hit, split seconds, seconds saved.
+ *   module_times  (version 2) the last measured backend seconds per module
+ *              path: its plain backend, or the sum of its slots. */
 #ifndef MTPC_CACHE_INT_H
 #define MTPC_CACHE_INT_H
 
@@ -22,7 +24,7 @@
 /* PRAGMA application_id of an MTPC cache ("MTPC"), so that a foreign SQLite
  * database is recognised as "not a plan cache" rather than migrated. */
 #define CACHE_APPLICATION_ID 0x4d545043
-#define CACHE_SCHEMA_VERSION 1
+#define CACHE_SCHEMA_VERSION 2
 
 /* Kinds of rows in the functions table. */
 enum { FN_OWNED = 0, FN_COPY = 1, FN_DUPLICATED = 2 };
@@ -55,6 +57,10 @@ void cache_rollback(mtpc_cache *c);
 /* The one warning for a failed call: "plan cache <path>: <what>: <sqlite
  * error>; continuing without it"; marks the handle broken. */
 void cache_fail(mtpc_cache *c, const char *what);
+
+/* True when $MTPC_CACHE_QUIET is set (and not "0"): warnings are left to
+ * whoever set it (mtpc-link warns once per link; its steps stay silent). */
+int cache_quiet(void);
 
 /* True (after no warning) if calls on c must be skipped. */
 int cache_unusable(const mtpc_cache *c);

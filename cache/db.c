@@ -74,6 +74,12 @@ static const char *const migrations[CACHE_SCHEMA_VERSION] = {
 	"CREATE INDEX builds_by_time ON builds(time);"
 	"PRAGMA application_id = 1297371203;" /* CACHE_APPLICATION_ID */
 	"PRAGMA user_version = 1;",
+	/* 1 -> 2: measured backend time per module path (mtpc-link chooses by it) */
+	"CREATE TABLE module_times("
+	"  module_path TEXT PRIMARY KEY,"
+	"  seconds REAL NOT NULL,"   /* backend compile, or the sum of the slots' */
+	"  recorded REAL NOT NULL) WITHOUT ROWID;"
+	"PRAGMA user_version = 2;",
 };
 
 double cache_now(void)
@@ -129,12 +135,19 @@ void cache_fail(mtpc_cache *c, const char *what)
 	/* Take the message before the rollback replaces it. */
 	char *msg = xstrdup(sqlite3_errmsg(c->db));
 	cache_rollback(c);
-	mtpc_warn("plan cache %s: %s: %s; continuing without it", c->path, what, msg);
+	if (!cache_quiet())
+		mtpc_warn("plan cache %s: %s: %s; continuing without it", c->path, what, msg);
 	free(msg);
 	c->broken = 1;
 }
 
 int cache_unusable(const mtpc_cache *c) { return !c || c->broken; }
+
+int cache_quiet(void)
+{
+	const char *v = getenv("MTPC_CACHE_QUIET");
+	return v && *v && strcmp(v, "0") != 0;
+}
 
 static int busy_timeout_ms(void)
 {
@@ -318,10 +331,11 @@ mtpc_cache *mtpc_cache_open_ex(const char *path, int readonly, char **errmsg)
 	return c;
 
 fail:
-	if (errmsg)
+	if (errmsg) {
 		*errmsg = msg;
-	else {
-		mtpc_warn("plan cache %s; continuing without it", msg);
+	} else {
+		if (!cache_quiet())
+			mtpc_warn("plan cache %s; continuing without it", msg);
 		free(msg);
 	}
 	mtpc_cache_close(c);

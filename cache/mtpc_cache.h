@@ -17,7 +17,10 @@
  * every function (same silent no-op), so callers need not test the result of
  * mtpc_cache_open().
  *
- * Busy timeout: $MTPC_CACHE_BUSY_TIMEOUT_MS milliseconds (default 5000). */
+ * Busy timeout: $MTPC_CACHE_BUSY_TIMEOUT_MS milliseconds (default 5000).
+ * $MTPC_CACHE_QUIET=1 silences the warnings: mtpc-link checks the cache once
+ * per link, warns once if it is unusable, and sets it for its inner build so
+ * that the many steps of one link do not repeat that warning. */
 #ifndef MTPC_CACHE_H
 #define MTPC_CACHE_H
 
@@ -51,6 +54,17 @@ int mtpc_cache_store(mtpc_cache *c, const char *module_path, const char *module_
 /* Record one slot's measured compile time and object size. Returns 0 or -1. */
 int mtpc_cache_record_partition(mtpc_cache *c, const char *module_hash, const char *options_hash,
 				int partition, double seconds, long long object_bytes);
+
+/* Record the measured backend seconds of a module (its plain backend, or the
+ * sum of its partitions' compiles), by path. Returns 0 or -1. */
+int mtpc_cache_record_module(mtpc_cache *c, const char *module_path, double seconds);
+
+/* The last seconds recorded for module_path, or -1 if none (or on error). */
+double mtpc_cache_module_seconds(mtpc_cache *c, const char *module_path);
+
+/* Sum of the measured seconds of partitions 0..n-1 of one plan key, or -1
+ * unless every one of them has a timing row. */
+double mtpc_cache_plan_seconds(mtpc_cache *c, const char *module_hash, const char *options_hash, int n);
 
 /* ---- Added for the mtpc-cache CLI (and usable by the build) ---- */
 

@@ -369,3 +369,78 @@ fail:
 	sqlite3_finalize(st);
 	return -1;
 }
+
+int mtpc_cache_record_module(mtpc_cache *c, const char *module_path, double seconds)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (cache_unusable(c) || c->readonly)
+		return -1;
+	if (!module_path || !*module_path || !(seconds >= 0))
+		return -1;
+	if ((rc = cache_begin(c)))
+		goto fail;
+	st = cache_prepare(c->db, "INSERT INTO module_times(module_path, seconds, recorded) "
+				  "VALUES(?1, ?2, ?3) ON CONFLICT(module_path) DO UPDATE SET "
+				  "seconds = excluded.seconds, recorded = excluded.recorded");
+	if (!st)
+		goto fail;
+	sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 2, seconds);
+	sqlite3_bind_double(st, 3, cache_now());
+	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(st);
+	st = NULL;
+	if ((rc = cache_commit(c)))
+		goto fail;
+	return 0;
+fail:
+	cache_fail(c, "cannot record module time");
+	sqlite3_finalize(st);
+	return -1;
+}
+
+double mtpc_cache_module_seconds(mtpc_cache *c, const char *module_path)
+{
+	if (cache_unusable(c))
+		return -1;
+	sqlite3_stmt *st = cache_prepare(c->db, "SELECT seconds FROM module_times WHERE module_path = ?1");
+	if (!st) {
+		cache_fail(c, "cannot read module times");
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
+	double s = -1;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		s = sqlite3_column_double(st, 0);
+	else if (rc != SQLITE_DONE)
+		cache_fail(c, "cannot read module times");
+	sqlite3_finalize(st);
+	return s;
+}
+
+double mtpc_cache_plan_seconds(mtpc_cache *c, const char *module_hash, const char *options_hash, int n)
+{
+	if (cache_unusable(c) || n < 1)
+		return -1;
+	sqlite3_stmt *st = cache_prepare(c->db, "SELECT count(*), total(seconds) FROM timings WHERE "
+						"module_hash = ?1 AND options_hash = ?2 AND partition < ?3");
+	if (!st) {
+		cache_fail(c, "cannot read partition timings");
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, module_hash, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, options_hash, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 3, n);
+	double s = -1;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_int(st, 0) == n)
+		s = sqlite3_column_double(st, 1);
+	else if (rc != SQLITE_ROW)
+		cache_fail(c, "cannot read partition timings");
+	sqlite3_finalize(st);
+	return s;
+}

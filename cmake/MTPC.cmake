@@ -20,7 +20,7 @@ Commands
 
   ::
 
-    mtpc_enable(<target> [PARTITIONS <n>] [THRESHOLD <bytes>])
+    mtpc_enable(<target> [PARTITIONS <n>] [COST <instructions>] [THRESHOLD <bytes>])
 
   Compiles ``<target>`` with ``-flto=thin`` and, for executables and shared
   or module libraries, links it with ``-flto=thin -fuse-ld=lld`` through
@@ -32,8 +32,9 @@ Commands
   libraries that hold large sources too (``mtpc-link``'s summary line counts
   the native objects a link passes through unsplit).
 
-  ``PARTITIONS`` and ``THRESHOLD`` override ``MTPC_MAX_PARTITIONS`` and
-  ``MTPC_SPLIT_THRESHOLD`` for this target (0 or absent: the cache variable).
+  ``PARTITIONS``, ``COST`` and ``THRESHOLD`` override ``MTPC_MAX_PARTITIONS``,
+  ``MTPC_SPLIT_COST`` and ``MTPC_SPLIT_THRESHOLD`` for this target (absent:
+  the cache variable).
 
   Requires the Ninja (or Ninja Multi-Config) generator, Clang and lld. When
   one is missing, one warning is printed for the whole project and the
@@ -47,9 +48,16 @@ Commands
 Cache variables
 ^^^^^^^^^^^^^^^
 
+``MTPC_SPLIT_COST``
+  Which modules are split, by estimated backend cost: those whose ThinLTO
+  summary counts at least this many instructions (empty, the default:
+  ``mtpc-link``'s default, 50000, about 3 s of backend). Once the plan cache
+  has measured the link's modules, a module whose measured backend time
+  disagrees with its estimate is judged by the measurement. Each link's
+  summary line says why each large module was or was not split.
 ``MTPC_SPLIT_THRESHOLD``
-  Bitcode bytes above which a module is split (default 1048576; 0 splits
-  every module).
+  Choose by size instead: bitcode bytes above which a module is split (0
+  splits every module). Empty (the default): by cost.
 ``MTPC_MAX_PARTITIONS``
   Maximum partitions (Ninja slots) per split module (default: number of
   logical cores; 1 disables splitting).
@@ -57,7 +65,9 @@ Cache variables
   Parallelism of each link's inner build (default 0: number of cores).
 ``MTPC_CACHE``
   Path of the SQLite plan cache (default empty: ``$MTPC_CACHE`` from the
-  environment, else ``~/.cache/mtpc/plans.sqlite``).
+  environment, else ``$XDG_CACHE_HOME/mtpc/plans.sqlite``, else
+  ``~/.cache/mtpc/plans.sqlite``: the path ``mtpc-cache path`` prints). The
+  cache is always used; an unusable one gives one warning per link.
 ``MTPC_LAUNCHER``
   Command prefix (a ;-list) for backend and partition compiles, e.g. for
   remote execution (default empty).
@@ -78,13 +88,18 @@ inner build reruns the splits but recompiles only partitions that changed.
 include_guard(GLOBAL)
 
 set(_MTPC_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+# The LLVM major version MTPC was built with (MTPC_LLVM_VERSION): set by the build tree's
+# package config, or by this file of an installed MTPC; else asked from mtpc-split.
+include("${_MTPC_MODULE_DIR}/MTPCLLVMVersion.cmake" OPTIONAL)
 
 cmake_host_system_information(RESULT _mtpc_cores QUERY NUMBER_OF_LOGICAL_CORES)
 if(NOT _mtpc_cores OR _mtpc_cores LESS 1)
   set(_mtpc_cores 1)
 endif()
-set(MTPC_SPLIT_THRESHOLD 1048576 CACHE STRING
-  "MTPC: bitcode bytes above which a ThinLTO module is split (0 splits every module)")
+set(MTPC_SPLIT_COST "" CACHE STRING
+  "MTPC: split modules whose estimated backend cost is at least this many instructions (empty: 50000)")
+set(MTPC_SPLIT_THRESHOLD "" CACHE STRING
+  "MTPC: choose by size instead: bitcode bytes above which a module is split (0: every module; empty: by cost)")
 set(MTPC_MAX_PARTITIONS ${_mtpc_cores} CACHE STRING
   "MTPC: maximum partitions per split module (default: number of cores)")
 set(MTPC_JOBS 0 CACHE STRING "MTPC: parallelism of the inner build of a link (0: number of cores)")
@@ -107,6 +122,20 @@ endfunction()
 _mtpc_find_tool(MTPC_LINK_EXECUTABLE mtpc-link ninja-gen)
 _mtpc_find_tool(MTPC_SPLIT_EXECUTABLE mtpc-split splitter)
 _mtpc_find_tool(MTPC_CACHE_EXECUTABLE mtpc-cache cache)
+
+# The LLVM major version of MTPC's tools (MTPC_LLVM_VERSION, else mtpc-split --version),
+# or "" when unknown.
+function(_mtpc_tools_llvm_version out)
+  set(v "${MTPC_LLVM_VERSION}")
+  if(NOT v AND MTPC_SPLIT_EXECUTABLE AND EXISTS "${MTPC_SPLIT_EXECUTABLE}")
+    execute_process(COMMAND "${MTPC_SPLIT_EXECUTABLE}" --version RESULT_VARIABLE rc
+      OUTPUT_VARIABLE text ERROR_QUIET TIMEOUT 30)
+    if(rc EQUAL 0 AND text MATCHES "\\(LLVM ([0-9]+)\\)")
+      set(v "${CMAKE_MATCH_1}")
+    endif()
+  endif()
+  set(${out} "${v}" PARENT_SCOPE)
+endfunction()
 
 # The reason MTPC cannot be used in this project, or "" (computed once).
 function(_mtpc_check out)
@@ -148,6 +177,25 @@ function(_mtpc_check out)
       set(why "MTPC needs lld (ld.lld not found next to ${real}; set MTPC_LLD_EXECUTABLE)")
     endif()
   endif()
+  # mtpc-split reads the project's bitcode with its own LLVM, and the project's clang
+  # compiles the partitions it writes: a newer clang writes bitcode that LLVM cannot read,
+  # an older one cannot read the partitions. The majors must match.
+  _mtpc_tools_llvm_version(tools)
+  foreach(lang IN ITEMS C CXX)
+    if(NOT why AND tools AND lang IN_LIST langs AND CMAKE_${lang}_COMPILER_ID STREQUAL "Clang")
+      string(REGEX MATCH "^[0-9]+" cmajor "${CMAKE_${lang}_COMPILER_VERSION}")
+      if(cmajor AND NOT cmajor EQUAL tools)
+        if(cmajor GREATER tools)
+          set(problem "LLVM ${tools} cannot read the bitcode of")
+        else()
+          set(problem "its partitions cannot be compiled by")
+        endif()
+        string(CONCAT why "MTPC is built with LLVM ${tools}: ${problem} this project's "
+          "Clang ${cmajor} (${CMAKE_${lang}_COMPILER}); use clang-${tools}, or an MTPC built "
+          "with -DMTPC_LLVM_VERSION=${cmajor}")
+      endif()
+    endif()
+  endforeach()
   if(NOT why AND (NOT MTPC_LINK_EXECUTABLE OR NOT EXISTS "${MTPC_LINK_EXECUTABLE}"))
     set(why "mtpc-link not found (set MTPC_LINK_EXECUTABLE)")
   endif()
@@ -197,7 +245,7 @@ function(_mtpc_target_languages target out)
 endfunction()
 
 function(mtpc_enable target)
-  cmake_parse_arguments(PARSE_ARGV 1 _MTPC "" "PARTITIONS;THRESHOLD" "")
+  cmake_parse_arguments(PARSE_ARGV 1 _MTPC "" "PARTITIONS;COST;THRESHOLD" "")
   if(_MTPC_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "mtpc_enable(${target}): unknown arguments: ${_MTPC_UNPARSED_ARGUMENTS}")
   endif()
@@ -247,12 +295,22 @@ function(mtpc_enable target)
   if(_MTPC_PARTITIONS)
     set(parts ${_MTPC_PARTITIONS})
   endif()
-  set(threshold ${MTPC_SPLIT_THRESHOLD})
+  set(threshold "${MTPC_SPLIT_THRESHOLD}")
   if(DEFINED _MTPC_THRESHOLD AND NOT _MTPC_THRESHOLD STREQUAL "")
     set(threshold ${_MTPC_THRESHOLD})
   endif()
-  set(launcher "${MTPC_LINK_EXECUTABLE}" --threshold ${threshold} --partitions ${parts}
+  set(cost "${MTPC_SPLIT_COST}")
+  if(DEFINED _MTPC_COST AND NOT _MTPC_COST STREQUAL "")
+    set(cost ${_MTPC_COST})
+  endif()
+  set(launcher "${MTPC_LINK_EXECUTABLE}" --partitions ${parts}
     --jobs ${MTPC_JOBS} --llvm-bin "${_MTPC_LLVM_BIN}")
+  if(NOT threshold STREQUAL "")
+    list(APPEND launcher --threshold ${threshold})
+  endif()
+  if(NOT cost STREQUAL "")
+    list(APPEND launcher --cost-threshold ${cost})
+  endif()
   if(MTPC_SPLIT_EXECUTABLE)
     list(APPEND launcher --split-tool "${MTPC_SPLIT_EXECUTABLE}")
   endif()

@@ -228,6 +228,19 @@ int mtpc_mkdir_p(const char *path)
 	return r;
 }
 
+int mtpc_parse_ll(const char *opt, const char *s, long long lo, long long hi, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		mtpc_error("%s: expected an integer in [%lld, %lld], got '%s'", opt, lo, hi, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 double mtpc_now(void)
 {
 	struct timespec ts;

@@ -45,6 +45,11 @@ int mtpc_write_file(const char *path, const void *data, size_t len, int flags);
 /* mkdir -p. Returns 0 or -1 with errno set. */
 int mtpc_mkdir_p(const char *path);
 
+/* Parse a whole decimal integer in [lo, hi] into *out. Returns 0, or -1
+ * after one error "<opt>: expected an integer in [lo, hi], got 'S'" (no
+ * suffixes, no trailing text: "1M" and "abc" are errors, not 1 and 0). */
+int mtpc_parse_ll(const char *opt, const char *s, long long lo, long long hi, long long *out);
+
 /* Seconds from a monotonic clock, and CPU seconds of this process. */
 double mtpc_now(void);
 double mtpc_cpu_time(void);

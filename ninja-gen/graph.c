@@ -4,6 +4,7 @@
 #include "ar.h"
 #include "hash.h"
 #include "ninja_write.h"
+#include "proc.h"
 #include "sched.h"
 #include "util.h"
 
@@ -36,7 +37,7 @@ char *graph_module_key(const char *abs_path)
 	return xasprintf("%s-%.8s", slash ? slash + 1 : abs_path, hex);
 }
 
-static struct module *add_module(struct graph *g, const struct graph_conf *gc, const char *path)
+static struct module *add_module(struct graph *g, const char *path)
 {
 	for (size_t i = 0; i < g->nmods; i++)
 		if (!strcmp(g->mods[i].path, path))
@@ -49,7 +50,8 @@ static struct module *add_module(struct graph *g, const struct graph_conf *gc, c
 	m->shard = xasprintf("index%s.thinlto.bc", path);
 	struct stat st;
 	m->size = stat(path, &st) == 0 ? (long long)st.st_size : 0;
-	m->split = gc->kmax >= 2 && m->size > gc->threshold;
+	m->insts = -1;
+	m->seconds = -1;
 	buf_printf(&g->modules_list, "%s\n", path);
 	return m;
 }
@@ -70,7 +72,7 @@ static int rewrite_input(const struct graph_conf *gc, const struct linkcmd *lc, 
 	char *abs = absolute(w, gc->outer_cwd);
 	int ret = 0;
 	if (lc->kind[i] == IN_BITCODE) {
-		struct module *m = add_module(g, gc, abs);
+		struct module *m = add_module(g, abs);
 		strv_add(th, abs);
 		strv_addown(fin, native_of(gc, m));
 	} else if (lc->kind[i] == IN_ARCHIVE) {
@@ -94,7 +96,7 @@ static int rewrite_input(const struct graph_conf *gc, const struct linkcmd *lc, 
 			for (size_t k = 0; k < mem.n; k++) {
 				char *p = absolute(mem.v[k], gc->outer_cwd);
 				if (linkcmd_file_kind(p) == IN_BITCODE) {
-					struct module *m = add_module(g, gc, p);
+					struct module *m = add_module(g, p);
 					strv_add(th, p);
 					strv_addown(fin, native_of(gc, m));
 				} else {
@@ -223,12 +225,15 @@ static void split_dwarf_flags(const struct graph_conf *gc, const char *dwo, stru
 	strv_addown(cmd, xasprintf("%s.tmp", dwo));
 }
 
-/* Append the command of the plain ThinLTO backend of module m into out. */
+/* Append the command of the plain ThinLTO backend of module m into out
+ * (record: the step records its time in the plan cache, for the history). */
 static void backend_cmd(const struct graph_conf *gc, const struct linkcmd *lc, const struct module *m,
-			const char *out, const char *driver, struct strv *cmd)
+			const char *out, const char *driver, int record, struct strv *cmd)
 {
 	char *dwo = lc->split_dwarf ? dwo_of(out) : NULL;
 	strv_addl(cmd, gc->self, "--backend-step", "--out", out, NULL);
+	if (record)
+		strv_addl(cmd, "--record-module", m->path, NULL);
 	if (dwo) {
 		strv_add(cmd, "--dwo");
 		strv_add(cmd, dwo);
@@ -247,7 +252,7 @@ static void backend_cmd(const struct graph_conf *gc, const struct linkcmd *lc, c
 
 /* The plain ThinLTO backend of module m into out (relative path). */
 static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struct linkcmd *lc,
-			const struct module *m, const char *out, const char *driver)
+			const struct module *m, const char *out, const char *driver, int record)
 {
 	/* The shard alone is the input: it carries the hash of this module and
 	 * of every module it imports from, so touching an object without
@@ -256,7 +261,7 @@ static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struc
 	int r = build_line2(nj, V((char *)out), dwo ? V(dwo) : NULL, "backend", V(m->shard), NULL,
 			    NULL);
 	struct strv cmd = {0};
-	backend_cmd(gc, lc, m, out, driver, &cmd);
+	backend_cmd(gc, lc, m, out, driver, record, &cmd);
 	r |= cmd_var(nj, "cmd", cmd.v);
 	buf_printf(nj, "  desc = MTPC backend %s\n", m->key);
 	strv_free(&cmd);
@@ -310,7 +315,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	strv_free(&cmd);
 
 	/* The unsplit backend, pulled in by the dyndep file only on fallback. */
-	r |= emit_backend(nj, gc, lc, m, backend, driver);
+	r |= emit_backend(nj, gc, lc, m, backend, driver, 0);
 
 	for (int i = 0; i < gc->kmax; i++) {
 		char *obj = xasprintf("%s/p%d.o", dir, i);
@@ -371,9 +376,12 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	r |= nw_path(nj, dd);
 	buf_addc(nj, '\n');
 	strv_addl(&cmd, gc->self, "--merge-step", "--dir", dir, "--out", native, "--llvm-bin",
-		  gc->llvm_bin, "--", NULL);
+		  gc->llvm_bin, NULL);
+	if (m->record)
+		strv_addl(&cmd, "--record-module", m->path, NULL);
+	strv_add(&cmd, "--");
 	/* If a partition failed to compile, the merge runs the plain backend. */
-	backend_cmd(gc, lc, m, backend, driver, &cmd);
+	backend_cmd(gc, lc, m, backend, driver, 0, &cmd);
 	r |= cmd_var(nj, "cmd", cmd.v);
 	buf_printf(nj, "  desc = MTPC merge %s\n", m->key);
 	strv_free(&cmd);
@@ -387,16 +395,119 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	return r;
 }
 
+/* Modules without a summary (or when mtpc-split cannot say) get a cost from
+ * their size: about this many bitcode bytes per summary instruction (SQLite's
+ * modules: 9 to 16). */
+#define BYTES_PER_INST 10
+
+/* The summary's instructions, else bytes turned into instructions. */
+static long long estimated_cost(const struct module *m)
+{
+	return m->insts >= 0 ? m->insts : m->size / BYTES_PER_INST;
+}
+
+/* Paths per mtpc-split --print-cost run (keeps the command line short). */
+#define COST_BATCH 256
+
+/* m->insts for every module, from mtpc-split --print-cost (the modules'
+ * ThinLTO summaries, read without loading any function). On failure, one
+ * warning and the modules keep -1 (their size stands in). */
+static void estimate_costs(const struct graph_conf *gc, struct graph *g)
+{
+	char *list = xasprintf("%s/costs.txt", gc->inner);
+	for (size_t first = 0; first < g->nmods; first += COST_BATCH) {
+		size_t end = first + COST_BATCH < g->nmods ? first + COST_BATCH : g->nmods;
+		struct strv cmd = {0};
+		strv_addl(&cmd, gc->split_tool, "--print-cost", "-o", list, NULL);
+		for (size_t i = first; i < end; i++)
+			strv_add(&cmd, g->mods[i].path);
+		struct buf err = {0};
+		char *text = NULL;
+		size_t len;
+		int st = proc_run(cmd.v, NULL, NULL, &err);
+		if (st != 0 || mtpc_read_file(list, &text, &len) < 0) {
+			size_t l = err.s ? strcspn(err.s, "\n") : 0;
+			mtpc_warn("cannot estimate module costs (%s exited with %d%s%.*s); choosing by "
+				  "bitcode size", gc->split_tool, st, l ? ": " : "", (int)l, l ? err.s : "");
+			buf_free(&err);
+			strv_free(&cmd);
+			free(text);
+			break;
+		}
+		/* One line per path, in order: "INSTS FUNCTIONS PATH" or "- - PATH". */
+		char *line = text;
+		for (size_t i = first; i < end && line && *line; i++) {
+			long long insts;
+			if (sscanf(line, "%lld", &insts) == 1)
+				g->mods[i].insts = insts;
+			line = strchr(line, '\n');
+			line = line ? line + 1 : NULL;
+		}
+		free(text);
+		buf_free(&err);
+		strv_free(&cmd);
+	}
+	unlink(list);
+	free(list);
+}
+
+/* Decide which modules are split, and why. By bytes when gc->threshold >= 0;
+ * else by cost: the summary's instruction count, replaced by the measured
+ * history where that disagrees by more than a quarter. Seconds are turned
+ * into instructions at this link's own rate (its modules with history, at
+ * least two), so the threshold keeps one unit on any machine and only a
+ * module whose instructions are unusually slow (or fast) to compile moves;
+ * noise of a few percent never flips a choice. */
+static void choose_splits(const struct graph_conf *gc, struct graph *g)
+{
+	int by_cost = gc->threshold < 0;
+	if (by_cost)
+		estimate_costs(gc, g);
+	double hist_secs = 0, hist_insts = 0;
+	int nhist = 0;
+	for (size_t i = 0; i < g->nmods && by_cost && gc->history; i++) {
+		struct module *m = &g->mods[i];
+		if (m->insts <= 0)
+			continue;
+		m->seconds = gc->history(gc->history_ctx, m->path);
+		if (m->seconds > 0) {
+			hist_secs += m->seconds;
+			hist_insts += (double)m->insts;
+			nhist++;
+		}
+	}
+	for (size_t i = 0; i < g->nmods; i++) {
+		struct module *m = &g->mods[i];
+		m->cost = estimated_cost(m);
+		if (nhist >= 2 && m->seconds > 0) {
+			long long measured = (long long)(m->seconds * hist_insts / hist_secs + 0.5);
+			if (measured * 4 > m->cost * 5 || measured * 4 < m->cost * 3) {
+				m->cost = measured;
+				m->measured = 1;
+			}
+		}
+		if (gc->kmax < 2)
+			m->split = 0;
+		else if (!by_cost)
+			m->split = m->size > gc->threshold;
+		else
+			m->split = m->cost >= gc->cost_threshold;
+		/* History is worth keeping for every module that could come near
+		 * the threshold; tiny ones would only churn the cache. */
+		m->record = by_cost && m->cost * 16 >= gc->cost_threshold;
+	}
+}
+
 static const struct module *sort_mods; /* for cmp_schedule (qsort has no context) */
 
-/* Split modules before plain ones, bigger first, then by path. */
+/* Split modules before plain ones, costlier first, then by path. */
 static int cmp_schedule(const void *a, const void *b)
 {
 	const struct module *x = &sort_mods[*(const size_t *)a], *y = &sort_mods[*(const size_t *)b];
 	if (x->split != y->split)
 		return y->split - x->split;
-	if (x->size != y->size)
-		return x->size > y->size ? -1 : 1;
+	if (x->cost != y->cost)
+		return x->cost > y->cost ? -1 : 1;
 	return strcmp(x->path, y->path);
 }
 
@@ -470,6 +581,7 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 	}
 	if (r < 0)
 		goto done;
+	choose_splits(gc, g);
 
 	strv_add(&th, "-Wl,--thinlto-index-only");
 	strv_add(&th, "-Wl,--thinlto-emit-imports-files");
@@ -521,7 +633,9 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 	qsort(order, g->nmods, sizeof *order, cmp_schedule);
 	struct sched_mod *sm = xmalloc((g->nmods + 1) * sizeof *sm);
 	for (size_t k = 0; k < g->nmods; k++)
-		sm[k] = (struct sched_mod){g->mods[order[k]].size, g->mods[order[k]].split};
+		/* Estimates only: shares from measured times would move with
+		 * the machine's noise, and a new share is a new plan. */
+		sm[k] = (struct sched_mod){estimated_cost(&g->mods[order[k]]), g->mods[order[k]].split};
 	int *shares = xmalloc((g->nmods * gc->kmax + 1) * sizeof *shares);
 	int *weighted = xmalloc((g->nmods + 1) * sizeof *weighted);
 	sched_shares(sm, g->nmods, gc->jobs, gc->kmax, shares, weighted);
@@ -531,7 +645,7 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 			r |= emit_split(nj, gc, lc, m, driver, weighted[k] ? &shares[k * gc->kmax] : NULL);
 		else {
 			char *native = xasprintf("mod/%s/native.o", m->key);
-			r |= emit_backend(nj, gc, lc, m, native, driver);
+			r |= emit_backend(nj, gc, lc, m, native, driver, m->record);
 			free(native);
 		}
 		buf_addc(nj, '\n');

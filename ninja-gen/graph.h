@@ -1,8 +1,8 @@
 /* graph.h: the inner Ninja graph of one MTPC link.
  *
  * From the parsed link command, graph_build() decides per ThinLTO module
- * whether it is split (bitcode larger than the threshold and more than one
- * partition allowed) and produces, in memory, everything the inner build
+ * whether it is split (see graph_conf: by estimated backend cost, corrected
+ * by measured history, or by bitcode bytes) and produces, in memory, everything the inner build
  * needs (all written by graph_write() only if changed):
  *   build.ninja     thinlink -> backend | split -> slots -> merge -> link [-> dwp]
  *   thinlink.rsp    the link command for --thinlto-index-only (absolute paths)
@@ -29,6 +29,15 @@
  * like lld's in-process ld-temp.o. In the inner directory. */
 #define REGULAR_LTO_OBJ "regular-lto.o"
 
+/* Measured history of one module: the seconds of its last backend (or of its
+ * slots together), or -1 if unknown. */
+typedef double (*graph_history_fn)(void *ctx, const char *module_path);
+
+/* Default cost threshold, in summary instructions: about 3 s of backend on
+ * a 2020s x86 core (SQLite's sqlite3.c: 221k instructions, 15 s). Below
+ * that, the import + split + merge around the slots eat most of the gain. */
+#define GRAPH_DEFAULT_COST_THRESHOLD 50000
+
 struct graph_conf {
 	const char *self;       /* absolute path of mtpc-link (runs the steps) */
 	const char *split_tool; /* mtpc-split */
@@ -37,7 +46,12 @@ struct graph_conf {
 	const char *min_cost;   /* passed to mtpc-split --min-cost, or NULL */
 	struct strv launcher;   /* prefix of backend and slot commands */
 	struct strv split_args; /* extra mtpc-split arguments */
-	long long threshold;    /* split modules with more bitcode bytes than this */
+	long long threshold;    /* >= 0: split modules with more bitcode bytes than
+	                         * this (0: all); -1: choose by cost */
+	long long cost_threshold; /* by cost: split modules whose cost (summary
+	                           * instructions, or measured) is at least this */
+	graph_history_fn history; /* measured module times (may be NULL) */
+	void *history_ctx;
 	int kmax;               /* slots per split module */
 	int jobs;               /* -j of the inner build (sched.h: partition shares) */
 	const char *inner;      /* absolute inner build directory */
@@ -48,8 +62,14 @@ struct module {
 	char *path;  /* absolute path of the bitcode object the thin link sees */
 	char *key;   /* unique directory name under mod/ */
 	char *shard; /* index/<path>.thinlto.bc (relative to the inner dir) */
-	long long size;
+	long long size;  /* bitcode bytes */
+	long long insts; /* instructions in its ThinLTO summary, -1 if unknown */
+	double seconds;  /* measured backend seconds (history), -1 if unknown */
+	long long cost;  /* what the choice compared: instructions, estimated or
+	                  * (history) measured seconds in instructions */
+	int measured;    /* cost comes from the history */
 	int split;
+	int record;      /* its backend/merge step records its time (history) */
 };
 
 struct graph {

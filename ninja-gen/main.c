@@ -11,11 +11,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include "graph.h"
 #include "linkcmd.h"
+#include "mtpc_cache.h"
 #include "proc.h"
 #include "steps.h"
 #include "util.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,20 +30,32 @@ static const char usage[] =
 	"usage: mtpc-link [options] -- <link command>\n"
 	"\n"
 	"Runs a ThinLTO link as an inner Ninja build in <output>.mtpc/: thin link,\n"
-	"then per module either the plain ThinLTO backend or (for modules larger\n"
-	"than the threshold) mtpc-split + one compile per partition + merge, then\n"
-	"the original link command on the native objects. Used by CMake's\n"
+	"then per module either the plain ThinLTO backend or, for modules worth\n"
+	"splitting, mtpc-split + one compile per partition + merge, then the\n"
+	"original link command on the native objects. Used by CMake's\n"
 	"mtpc_enable() as <LANG>_LINKER_LAUNCHER.\n"
 	"\n"
+	"Which modules are split: by default those whose estimated backend cost\n"
+	"is at least --cost-threshold instructions. The estimate is the module's\n"
+	"ThinLTO summary (instruction count); once the plan cache holds measured\n"
+	"backend times of at least two of the link's modules, a module whose\n"
+	"measured time disagrees with its estimate by more than a quarter is\n"
+	"judged by the measurement instead (converted to instructions at the\n"
+	"rate of the link's measured modules). --threshold chooses by bitcode\n"
+	"size instead.\n"
+	"\n"
 	"options:\n"
-	"  --threshold BYTES   split modules with more bitcode bytes than this\n"
-	"                      (default 1048576; 0 splits every module)\n"
+	"  --cost-threshold N  split modules costing at least N instructions\n"
+	"                      (default 50000, about 3 s of backend on one core)\n"
+	"  --threshold BYTES   choose by size instead: split modules with more\n"
+	"                      bitcode bytes than this (0 splits every module)\n"
 	"  --partitions N      at most N partitions (slots) per split module\n"
 	"                      (default: number of cores; 1 disables splitting)\n"
 	"  --jobs N            parallelism of the inner build (default/0: cores)\n"
-	"  --cache PATH        plan cache database for mtpc-split and slot timings\n"
-	"                      (default: mtpc_cache's default, $MTPC_CACHE or\n"
-	"                      ~/.cache/mtpc/plans.sqlite)\n"
+	"  --cache PATH        plan cache database for mtpc-split, slot timings and\n"
+	"                      module history (default: $MTPC_CACHE, else\n"
+	"                      $XDG_CACHE_HOME/mtpc/plans.sqlite, else\n"
+	"                      ~/.cache/mtpc/plans.sqlite; `mtpc-cache path`)\n"
 	"  --launcher WORD     prefix backend and partition compiles with WORD;\n"
 	"                      repeat for a multi-word prefix (remote execution)\n"
 	"  --min-cost C        passed to mtpc-split --min-cost\n"
@@ -56,6 +71,9 @@ static const char usage[] =
 	"  --quiet             hide the inner build's [i/n] progress lines\n"
 	"  --help              this text\n"
 	"\n"
+	"The plan cache is checked once per link: if it is unusable, one warning\n"
+	"and the link goes on without it (its steps stay silent about it).\n"
+	"\n"
 	"Debug info: -g needs nothing special. With -gsplit-dwarf on the link\n"
 	"command (which makes lld's in-process ThinLTO write .dwo files), every\n"
 	"backend and partition compile writes its .dwo next to its object in the\n"
@@ -65,20 +83,24 @@ static const char usage[] =
 	"\n"
 	"Each link prints one line: 'mtpc-link: <output>: M modules, S split\n"
 	"(<module>: N partitions, ...)[, U unused][, K native objects]\n"
-	"[, A native archives], T s'; unused: archive members the link does not\n"
-	"pull in (nothing to split).\n"
+	"[, A native archives], T s; <rule>: <module> <cost>...[; not split:\n"
+	"<module> <cost>...]': the rule that chose, the cost of each split module\n"
+	"and of the largest modules left unsplit ('measured' where the history\n"
+	"decided). unused: archive members the link does not pull in.\n"
 	"Native objects and archives without bitcode pass through unsplit: to split\n"
 	"a large source among them, compile it with -flto=thin (mtpc_enable() its\n"
 	"static or object library).\n"
 	"\n"
-	"The link command must be a clang/clang++ driver invocation with -o; inputs\n"
-	"may be bitcode objects, static archives of bitcode (extracted and passed\n"
-	"between --start-lib/--end-lib), native objects and libraries, @rsp files.\n";
+	"Exit status: the link's. Bad options: 2, nothing run. The link command\n"
+	"must be a clang/clang++ driver invocation with -o; inputs may be bitcode\n"
+	"objects, static archives of bitcode (extracted and passed between\n"
+	"--start-lib/--end-lib), native objects and libraries, @rsp files. Any\n"
+	"link MTPC cannot take runs unchanged.\n";
 
 struct opts {
-	long long threshold;
+	long long threshold, cost_threshold, min_cost;
 	int partitions, jobs, verbose, quiet;
-	const char *cache, *min_cost, *split_tool, *llvm_bin, *ninja, *dir;
+	const char *cache, *split_tool, *llvm_bin, *ninja, *dir;
 	struct strv launcher;
 	struct strv split_args;
 	char **cmd;
@@ -97,64 +119,80 @@ static void opts_free(struct opts *o)
 	strv_free(&o->split_args);
 }
 
+/* Parse the options before "--" (getopt_long in POSIX mode: it stops at
+ * "--", and never looks at the link command after it). Returns 0, or -1
+ * after one error message. */
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
+	enum { O_THRESHOLD = 256, O_COST, O_PARTS, O_JOBS, O_CACHE, O_LAUNCHER, O_MIN_COST,
+	       O_SPLIT_ARG, O_SPLIT_TOOL, O_LLVM_BIN, O_NINJA, O_DIR, O_VERBOSE, O_QUIET };
+	static const struct option longopts[] = {
+		{"threshold", required_argument, 0, O_THRESHOLD},
+		{"cost-threshold", required_argument, 0, O_COST},
+		{"partitions", required_argument, 0, O_PARTS},
+		{"jobs", required_argument, 0, O_JOBS},
+		{"cache", required_argument, 0, O_CACHE},
+		{"launcher", required_argument, 0, O_LAUNCHER},
+		{"min-cost", required_argument, 0, O_MIN_COST},
+		{"split-arg", required_argument, 0, O_SPLIT_ARG},
+		{"split-tool", required_argument, 0, O_SPLIT_TOOL},
+		{"llvm-bin", required_argument, 0, O_LLVM_BIN},
+		{"ninja", required_argument, 0, O_NINJA},
+		{"dir", required_argument, 0, O_DIR},
+		{"verbose", no_argument, 0, O_VERBOSE},
+		{"quiet", no_argument, 0, O_QUIET},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
 	memset(o, 0, sizeof *o);
-	o->threshold = 1048576;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			o->cmd = argv + i + 1;
-			o->ncmd = argc - i - 1;
-			return 0;
-		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			exit(0);
-		}
-		if (!strcmp(a, "--verbose")) {
-			o->verbose = 1;
-			continue;
-		}
-		if (!strcmp(a, "--quiet")) {
-			o->quiet = 1;
-			continue;
-		}
-		if (i + 1 >= argc) {
-			mtpc_error("%s: missing value (see --help)", a);
-			return -1;
-		}
-		const char *v = argv[++i];
-		if (!strcmp(a, "--threshold"))
-			o->threshold = atoll(v);
-		else if (!strcmp(a, "--partitions"))
-			o->partitions = atoi(v);
-		else if (!strcmp(a, "--jobs"))
-			o->jobs = atoi(v);
-		else if (!strcmp(a, "--cache"))
-			o->cache = *v ? v : NULL;
-		else if (!strcmp(a, "--launcher")) {
-			if (*v)
-				strv_add(&o->launcher, v);
-		} else if (!strcmp(a, "--split-arg"))
-			strv_add(&o->split_args, v);
-		else if (!strcmp(a, "--min-cost"))
-			o->min_cost = *v ? v : NULL;
-		else if (!strcmp(a, "--split-tool"))
-			o->split_tool = v;
-		else if (!strcmp(a, "--llvm-bin"))
-			o->llvm_bin = v;
-		else if (!strcmp(a, "--ninja"))
-			o->ninja = v;
-		else if (!strcmp(a, "--dir"))
-			o->dir = v;
-		else {
-			mtpc_error("unknown option %s (see --help)", a);
-			return -1;
+	o->threshold = -1;
+	o->cost_threshold = GRAPH_DEFAULT_COST_THRESHOLD;
+	long long v;
+	int c, bad = 0;
+	opterr = 0;
+	while (!bad && (c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(usage, stdout); exit(0);
+		case O_THRESHOLD: bad = mtpc_parse_ll("--threshold", optarg, 0, LLONG_MAX, &o->threshold); break;
+		case O_COST: bad = mtpc_parse_ll("--cost-threshold", optarg, 0, LLONG_MAX, &o->cost_threshold); break;
+		case O_PARTS:
+			bad = mtpc_parse_ll("--partitions", optarg, 0, 4096, &v);
+			o->partitions = (int)v;
+			break;
+		case O_JOBS:
+			bad = mtpc_parse_ll("--jobs", optarg, 0, 4096, &v);
+			o->jobs = (int)v;
+			break;
+		case O_MIN_COST: bad = *optarg && mtpc_parse_ll("--min-cost", optarg, 0, 1LL << 40, &o->min_cost); break;
+		case O_CACHE: o->cache = *optarg ? optarg : NULL; break;
+		case O_LAUNCHER:
+			if (*optarg)
+				strv_add(&o->launcher, optarg);
+			break;
+		case O_SPLIT_ARG: strv_add(&o->split_args, optarg); break;
+		case O_SPLIT_TOOL: o->split_tool = optarg; break;
+		case O_LLVM_BIN: o->llvm_bin = optarg; break;
+		case O_NINJA: o->ninja = optarg; break;
+		case O_DIR: o->dir = optarg; break;
+		case O_VERBOSE: o->verbose = 1; break;
+		case O_QUIET: o->quiet = 1; break;
+		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
+		default: mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
 		}
 	}
-	mtpc_error("missing \"--\" before the link command (see --help)");
-	return -1;
+	if (bad)
+		return -1;
+	if (optind < 1 || optind > argc || strcmp(argv[optind - 1], "--") != 0) {
+		mtpc_error("missing \"--\" before the link command (see --help)");
+		return -1;
+	}
+	o->cmd = argv + optind;
+	o->ncmd = argc - optind;
+	if (o->ncmd < 1) {
+		mtpc_error("no link command after --");
+		return -1;
+	}
+	return 0;
 }
 
 static char *dir_of(const char *path)
@@ -214,11 +252,84 @@ static int run_original(const struct opts *o)
 	return proc_run(o->cmd, NULL, NULL, NULL);
 }
 
+/* Cost in a few digits: 221348 -> "221k". */
+static void human(struct buf *b, long long n)
+{
+	if (n >= 10000000)
+		buf_printf(b, "%lldM", (n + 500000) / 1000000);
+	else if (n >= 10000)
+		buf_printf(b, "%lldk", (n + 500) / 1000);
+	else
+		buf_printf(b, "%lld", n);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* Unsplit modules named in the summary: the costliest few that came within
+ * a quarter of the threshold. */
+#define SUMMARY_UNSPLIT 3
+
+static int cmp_cost_desc(const void *a, const void *b)
+{
+	const struct module *x = *(const struct module *const *)a, *y = *(const struct module *const *)b;
+	if (x->cost != y->cost)
+		return x->cost > y->cost ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* "; <rule>: <module> <cost>...; not split: <module> <cost>...": why each
+ * large module was or was not split. */
+static void summary_reasons(struct buf *b, const struct graph *g, const struct graph_conf *gc)
+{
+	if (gc->kmax < 2) {
+		buf_add(b, "; splitting off (1 partition)");
+		return;
+	}
+	if (gc->threshold >= 0) {
+		buf_printf(b, "; split by size: more than %lld bitcode bytes", gc->threshold);
+		return;
+	}
+	const struct module **v = xmalloc((g->nmods + 1) * sizeof *v);
+	for (size_t i = 0; i < g->nmods; i++)
+		v[i] = &g->mods[i];
+	qsort(v, g->nmods, sizeof *v, cmp_cost_desc);
+	buf_add(b, "; split by cost >= ");
+	human(b, gc->cost_threshold);
+	buf_add(b, " instructions");
+	const char *sep = ": ";
+	for (size_t i = 0; i < g->nmods; i++) {
+		if (!v[i]->split)
+			continue;
+		buf_printf(b, "%s%s ", sep, base_name(v[i]->path));
+		human(b, v[i]->cost);
+		if (v[i]->measured)
+			buf_add(b, " measured");
+		sep = ", ";
+	}
+	sep = "; not split: ";
+	int shown = 0;
+	for (size_t i = 0; i < g->nmods && shown < SUMMARY_UNSPLIT; i++) {
+		if (v[i]->split || v[i]->cost * 4 < gc->cost_threshold)
+			continue;
+		buf_printf(b, "%s%s ", sep, base_name(v[i]->path));
+		human(b, v[i]->cost);
+		if (v[i]->measured)
+			buf_add(b, " measured");
+		sep = ", ";
+		shown++;
+	}
+	free(v);
+}
+
 /* "mtpc-link: <output>: M modules, S split (<module>: N partitions, ...)
- * [, U unused][, K native objects][, A native archives], T s": S counts the
- * modules above the threshold that the link uses (a fallback among them is
- * listed as such), U the archive members it does not pull in. */
-static void summary(const struct graph *g, const char *inner, double secs)
+ * [, U unused][, K native objects][, A native archives], T s; <reasons>":
+ * S counts the split modules the link uses (a fallback among them is listed
+ * as such), U the archive members it does not pull in. */
+static void summary(const struct graph *g, const struct graph_conf *gc, double secs)
 {
 	struct buf list = {0}, b = {0};
 	int nsplit = 0, nunused = 0;
@@ -226,7 +337,7 @@ static void summary(const struct graph *g, const char *inner, double secs)
 	for (size_t i = 0; i < g->nmods; i++) {
 		if (!g->mods[i].split)
 			continue;
-		char *np = xasprintf("%s/mod/%s/split.n", inner, g->mods[i].key), *text;
+		char *np = xasprintf("%s/mod/%s/split.n", gc->inner, g->mods[i].key), *text;
 		size_t len;
 		int n = -1, unused = 0;
 		if (mtpc_read_file(np, &text, &len) == 0) {
@@ -240,16 +351,14 @@ static void summary(const struct graph *g, const char *inner, double secs)
 			continue;
 		}
 		nsplit++;
-		const char *name = strrchr(g->mods[i].path, '/');
-		name = name ? name + 1 : g->mods[i].path;
+		const char *name = base_name(g->mods[i].path);
 		if (n > 0)
 			buf_printf(&list, "%s%s: %d partition%s", sep, name, n, n == 1 ? "" : "s");
 		else
 			buf_printf(&list, "%s%s: unsplit (fallback)", sep, name);
 		sep = ", ";
 	}
-	const char *base = strrchr(g->output, '/');
-	buf_printf(&b, "mtpc-link: %s: %zu module%s, %d split%s%s", base ? base + 1 : g->output,
+	buf_printf(&b, "mtpc-link: %s: %zu module%s, %d split%s%s", base_name(g->output),
 		   g->nmods, g->nmods == 1 ? "" : "s", nsplit, list.len ? list.s : "", list.len ? ")" : "");
 	if (nunused)
 		buf_printf(&b, ", %d unused", nunused);
@@ -257,79 +366,86 @@ static void summary(const struct graph *g, const char *inner, double secs)
 		buf_printf(&b, ", %d native object%s", g->nnative_objects, g->nnative_objects == 1 ? "" : "s");
 	if (g->nnative_archives)
 		buf_printf(&b, ", %d native archive%s", g->nnative_archives, g->nnative_archives == 1 ? "" : "s");
-	buf_printf(&b, ", %.2f s\n", secs);
+	buf_printf(&b, ", %.2f s", secs);
+	summary_reasons(&b, g, gc);
+	buf_addc(&b, '\n');
 	fputs(b.s, stdout);
 	fflush(stdout);
 	buf_free(&list);
 	buf_free(&b);
 }
 
-int main(int argc, char **argv)
+static double cache_history(void *ctx, const char *module_path)
 {
-	mtpc_set_progname("mtpc-link");
-	if (argc > 1 && steps_is_step(argv[1]))
-		return steps_main(argc, argv);
-	double t0 = mtpc_now();
-	struct opts o;
-	if (parse_opts(&o, argc, argv) < 0)
-		return 2;
-	if (o.ncmd < 1) {
-		mtpc_error("no link command after --");
-		return 2;
+	return mtpc_cache_module_seconds(ctx, module_path);
+}
+
+/* The plan cache, checked once per link: usable, it serves the module
+ * history; unusable, one warning here and $MTPC_CACHE_QUIET for the inner
+ * build, whose steps would otherwise repeat it once each. */
+static mtpc_cache *open_cache_once(const struct opts *o)
+{
+	char *path = mtpc_cache_resolve_path(o->cache, NULL), *msg = NULL;
+	mtpc_cache *c = mtpc_cache_open_ex(path, 0, &msg);
+	if (!c) {
+		mtpc_warn("plan cache %s; this link goes on without it", msg ? msg : path);
+		setenv("MTPC_CACHE_QUIET", "1", 1);
 	}
-	struct linkcmd lc;
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof cwd) || linkcmd_parse(&lc, o.ncmd, o.cmd) < 0) {
-		opts_free(&o);
-		return run_original(&o);
-	}
-	int nbitcode = 0;
-	for (size_t i = 0; i < lc.args.n; i++)
-		nbitcode += lc.kind[i] == IN_BITCODE || lc.kind[i] == IN_ARCHIVE;
-	const char *out = linkcmd_output(&lc);
-	if (!nbitcode || !out) {
-		/* Nothing for MTPC to do: the link is an ordinary one. */
-		linkcmd_free(&lc);
-		opts_free(&o);
-		return run_original(&o);
-	}
+	free(msg);
+	free(path);
+	return c;
+}
+
+/* Write the inner build of this link and run it. Returns the exit status,
+ * or -1 when the link cannot go through MTPC (after one warning). */
+static int run_inner(const struct opts *o, const struct linkcmd *lc, const char *cwd,
+		     const char *argv0, double t0)
+{
+	const char *out = linkcmd_output(lc);
 	char *self = proc_self_path();
-	char *split = o.split_tool ? xstrdup(o.split_tool) : find_split_tool(self ? self : argv[0]);
-	char *llvm_bin = o.llvm_bin ? xstrdup(o.llvm_bin) : find_llvm_bin(lc.args.v[0]);
+	char *split = o->split_tool ? xstrdup(o->split_tool) : find_split_tool(self ? self : argv0);
+	char *llvm_bin = o->llvm_bin ? xstrdup(o->llvm_bin) : find_llvm_bin(lc->args.v[0]);
 	char *inner;
-	if (o.dir)
-		inner = o.dir[0] == '/' ? xstrdup(o.dir) : xasprintf("%s/%s", cwd, o.dir);
+	if (o->dir)
+		inner = o->dir[0] == '/' ? xstrdup(o->dir) : xasprintf("%s/%s", cwd, o->dir);
 	else
 		inner = out[0] == '/' ? xasprintf("%s.mtpc", out) : xasprintf("%s/%s.mtpc", cwd, out);
+	char *min_cost = o->min_cost ? xasprintf("%lld", o->min_cost) : NULL;
+	mtpc_cache *cache = open_cache_once(o);
+	int jobs = o->jobs > 0 ? o->jobs : cores();
 	struct graph_conf gc = {
-		.self = self ? self : argv[0],
+		.self = self ? self : argv0,
 		.split_tool = split,
 		.llvm_bin = llvm_bin,
-		.cache = o.cache,
-		.min_cost = o.min_cost,
-		.launcher = o.launcher,
-		.split_args = o.split_args,
-		.threshold = o.threshold,
-		.kmax = o.partitions > 0 ? o.partitions : cores(),
-		.jobs = o.jobs > 0 ? o.jobs : cores(),
+		.cache = o->cache,
+		.min_cost = min_cost,
+		.launcher = o->launcher,
+		.split_args = o->split_args,
+		.threshold = o->threshold,
+		.cost_threshold = o->cost_threshold,
+		.history = cache ? cache_history : NULL,
+		.history_ctx = cache,
+		.kmax = o->partitions > 0 ? o->partitions : cores(),
+		.jobs = jobs,
 		.inner = inner,
 		.outer_cwd = cwd,
 	};
-	struct graph g;
-	int status;
-	if (mtpc_mkdir_p(inner) < 0 || graph_build(&gc, &lc, &g) < 0 || graph_write(&gc, &g) < 0) {
-		mtpc_warn("cannot build %s through MTPC; running the link as is", out);
-		status = run_original(&o);
-	} else {
-		char jobs[32];
-		snprintf(jobs, sizeof jobs, "%d", o.jobs > 0 ? o.jobs : cores());
-		char *nargv[] = {(char *)(o.ninja ? o.ninja : "ninja"), "-C", inner, "-j", jobs,
-				 o.verbose ? "-v" : o.quiet ? "--quiet" : NULL, NULL};
+	struct graph g = {0};
+	int status = -1;
+	if (mtpc_mkdir_p(inner) < 0)
+		mtpc_error("cannot create %s: %s", inner, strerror(errno));
+	else if (graph_build(&gc, lc, &g) == 0 && graph_write(&gc, &g) == 0)
+		status = 0;
+	mtpc_cache_close(cache);
+	if (status == 0) {
+		char jobs_s[32];
+		snprintf(jobs_s, sizeof jobs_s, "%d", jobs);
+		char *nargv[] = {(char *)(o->ninja ? o->ninja : "ninja"), "-C", inner, "-j", jobs_s,
+				 o->verbose ? "-v" : o->quiet ? "--quiet" : NULL, NULL};
 		/* Progress lines name the target: the outer build prints them under
 		 * the link edge, between other targets' output. */
-		if (!o.quiet) {
-			const char *slash = strrchr(out, '/');
-			char *status_fmt = xasprintf("[%s %%f/%%t] ", slash ? slash + 1 : out);
+		if (!o->quiet) {
+			char *status_fmt = xasprintf("[%s %%f/%%t] ", base_name(out));
 			setenv("NINJA_STATUS", status_fmt, 1);
 			free(status_fmt);
 		}
@@ -340,15 +456,49 @@ int main(int argc, char **argv)
 			/* The outer Ninja sees the link edge ran: give the output a new
 			 * mtime even when the inner build found it up to date. */
 			utimensat(AT_FDCWD, g.output, NULL, 0);
-			summary(&g, inner, mtpc_now() - t0);
+			summary(&g, &gc, mtpc_now() - t0);
 		}
+	} else {
+		mtpc_warn("cannot build %s through MTPC; running the link as is", out);
 	}
 	graph_free(&g);
-	linkcmd_free(&lc);
-	opts_free(&o);
 	free(self);
 	free(split);
 	free(llvm_bin);
 	free(inner);
+	free(min_cost);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	mtpc_set_progname("mtpc-link");
+	if (argc > 1 && steps_is_step(argv[1]))
+		return steps_main(argc, argv);
+	double t0 = mtpc_now();
+	struct opts o;
+	if (parse_opts(&o, argc, argv) < 0) {
+		opts_free(&o);
+		return 2;
+	}
+	struct linkcmd lc;
+	char cwd[PATH_MAX];
+	int status = -1;
+	if (getcwd(cwd, sizeof cwd) && linkcmd_parse(&lc, o.ncmd, o.cmd) == 0) {
+		int nbitcode = 0;
+		for (size_t i = 0; i < lc.args.n; i++)
+			nbitcode += lc.kind[i] == IN_BITCODE || lc.kind[i] == IN_ARCHIVE;
+		/* Without bitcode or -o the link is an ordinary one: run it as is. */
+		if (nbitcode && linkcmd_output(&lc))
+			status = run_inner(&o, &lc, cwd, argv[0], t0);
+		linkcmd_free(&lc);
+	}
+	if (status < 0) {
+		/* The original command's own exit status, as if run directly. */
+		status = run_original(&o);
+		opts_free(&o);
+		return status;
+	}
+	opts_free(&o);
 	return status ? 1 : 0;
 }

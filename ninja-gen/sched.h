@@ -5,7 +5,8 @@
  * slot waits for one of them to finish. Equal partitions then end at
  * different times and the last one is the link's critical path. sched_shares()
  * simulates the inner build as Ninja runs it (jobs lanes, ready edges started
- * in manifest order) with costs estimated from bitcode sizes, and gives each
+ * in manifest order) with costs estimated from the modules' summaries (or
+ * bitcode sizes), and gives each
  * partition a share that makes the module's slots end together. */
 #ifndef MTPC_NG_SCHED_H
 #define MTPC_NG_SCHED_H
@@ -18,7 +19,7 @@
 #define SCHED_UNITS 40
 
 struct sched_mod {
-	long long size; /* bitcode bytes: the estimate of its backend's work */
+	long long size; /* estimated backend work (graph.h: module cost) */
 	int split;      /* split into kmax slots (else one plain backend) */
 };
 

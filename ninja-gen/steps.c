@@ -21,6 +21,7 @@ struct step {
 	const char *name;
 	const char *cwd, *out, *dir, *tool, *module, *index, *plan, *part, *cache;
 	const char *kmax, *reloc, *min_cost, *llvm_bin, *dwo;
+	const char *record_module; /* record the module's backend time under this path */
 	char **cmd; /* after "--", NULL-terminated (argv's own terminator) */
 	struct strv split_args; /* --split-arg words, for mtpc-split */
 };
@@ -50,6 +51,7 @@ static int parse(struct step *s, int argc, char **argv)
 		O(cwd), O(out), O(dir), O(tool), O(module), O(index), O(plan), O(part),
 		O(cache), O(kmax), O(reloc), O(dwo), {"--min-cost", offsetof(struct step, min_cost)},
 		{"--llvm-bin", offsetof(struct step, llvm_bin)},
+		{"--record-module", offsetof(struct step, record_module)},
 #undef O
 	};
 	for (int i = 2; i < argc; i++) {
@@ -175,33 +177,78 @@ int steps_plan_partitions(const char *text)
 	return n;
 }
 
+#ifdef MTPC_HAVE_CACHE
+static mtpc_cache *open_cache(const struct step *s)
+{
+	char *path = mtpc_cache_resolve_path(s->cache, NULL);
+	mtpc_cache *c = mtpc_cache_open(path, 0); /* NULL after (at most) one warning */
+	free(path);
+	return c;
+}
+
+/* The plan key (input and options hash) of a plan.json; NULL if unreadable. */
+static json_t *plan_key(const char *plan, const char **mh, const char **oh)
+{
+	char *text;
+	size_t len;
+	if (mtpc_read_file(plan, &text, &len) < 0)
+		return NULL;
+	json_t *root = json_loads(text, 0, NULL);
+	free(text);
+	*mh = json_string_value(json_object_get(root, "input_hash"));
+	*oh = json_string_value(json_object_get(root, "options_hash"));
+	if (!*mh || !*oh) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+#endif
+
+/* A slot's compile time and object size, under its plan's key. */
 static void record_timing(const struct step *s, double seconds, long long bytes)
 {
 #ifdef MTPC_HAVE_CACHE
-	if (!s->plan || !s->part)
-		return;
-	char *text;
-	size_t len;
-	if (mtpc_read_file(s->plan, &text, &len) < 0)
-		return;
-	json_t *root = json_loads(text, 0, NULL);
-	free(text);
-	const char *mh = json_string_value(json_object_get(root, "input_hash"));
-	const char *oh = json_string_value(json_object_get(root, "options_hash"));
-	if (mh && oh) {
-		char *path = mtpc_cache_resolve_path(s->cache, NULL);
-		mtpc_cache *c = mtpc_cache_open(path, 0);
-		if (c) {
-			mtpc_cache_record_partition(c, mh, oh, atoi(s->part), seconds, bytes);
-			mtpc_cache_close(c);
-		}
-		free(path);
+	const char *mh, *oh;
+	json_t *root = s->plan && s->part ? plan_key(s->plan, &mh, &oh) : NULL;
+	if (root) {
+		mtpc_cache *c = open_cache(s);
+		mtpc_cache_record_partition(c, mh, oh, atoi(s->part), seconds, bytes);
+		mtpc_cache_close(c);
+		json_decref(root);
 	}
-	json_decref(root);
 #else
 	(void)s;
 	(void)seconds;
 	(void)bytes;
+#endif
+}
+
+/* With --record-module: the module's backend seconds for mtpc-link's choice
+ * of modules to split. A merge passes seconds < 0: the sum of its n slots'
+ * recorded times (nothing when one is missing). */
+static void record_module(const struct step *s, double seconds, int n)
+{
+#ifdef MTPC_HAVE_CACHE
+	if (!s->record_module)
+		return;
+	mtpc_cache *c = open_cache(s);
+	if (seconds < 0) {
+		char *plan = xasprintf("%s/parts/plan.json", s->dir);
+		const char *mh, *oh;
+		json_t *root = plan_key(plan, &mh, &oh);
+		if (root)
+			seconds = mtpc_cache_plan_seconds(c, mh, oh, n);
+		json_decref(root);
+		free(plan);
+	}
+	if (seconds >= 0)
+		mtpc_cache_record_module(c, s->record_module, seconds);
+	mtpc_cache_close(c);
+#else
+	(void)s;
+	(void)seconds;
+	(void)n;
 #endif
 }
 
@@ -420,6 +467,8 @@ static int merge_step(const struct step *s)
 		r = move_if_changed(tmp2, s->out) < 0;
 	else
 		mtpc_error("merging the partitions of %s failed", s->dir);
+	if (r == 0)
+		record_module(s, -1, n);
 	unlink(tmp1);
 	unlink(tmp2);
 	free(tmp1);
@@ -542,6 +591,8 @@ static int run_step(struct step *s)
 	double sec = 0;
 	long long bytes = 0;
 	int r = compile_checked(s, &sec, &bytes);
+	if (r == 0 && !strcmp(s->name, "--backend-step"))
+		record_module(s, sec, 0);
 	if (strcmp(s->name, "--slot-step") || !s->out || !s->cmd || !s->cmd[0])
 		return r;
 	if (r == 0) {

@@ -219,3 +219,39 @@ extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char
 	*out = wrap(mod->release());
 	return 0;
 }
+
+extern "C" int mtpc_summary_cost(const char *path, long long *insts, long long *functions,
+				 char **error)
+{
+	auto buf = MemoryBuffer::getFile(path);
+	if (!buf) {
+		*error = dup_message(std::string(path) + ": " + buf.getError().message());
+		return -1;
+	}
+	auto mods = getBitcodeModuleList(**buf);
+	if (!mods) {
+		*error = dup_message(std::string(path) + ": " + toString(mods.takeError()));
+		return -1;
+	}
+	long long n = 0, f = 0;
+	int any = 0;
+	for (BitcodeModule &bm : *mods) {
+		auto summary = bm.getSummary();
+		if (!summary) {
+			consumeError(summary.takeError());
+			continue;
+		}
+		if (!*summary)
+			continue;
+		any = 1;
+		for (const auto &entry : **summary)
+			for (const auto &gvs : (*summary)->getValueInfo(entry).getSummaryList())
+				if (const auto *fs = dyn_cast<FunctionSummary>(gvs.get())) {
+					n += fs->instCount();
+					f++;
+				}
+	}
+	*insts = n;
+	*functions = f;
+	return any ? 0 : 1;
+}

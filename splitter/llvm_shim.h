@@ -54,6 +54,15 @@ uint64_t mtpc_global_guid(LLVMValueRef global);
 int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
 		     LLVMModuleRef *out, char **error);
 
+/* The per-module ThinLTO summary of a bitcode file: the C API cannot read
+ * summaries. Sums the instruction counts of the functions the file's summary
+ * lists (every module of the file: -fsplit-lto-unit writes two) without
+ * loading any function body, which is cheap enough to estimate the backend
+ * cost of every module at link time. Returns 0 with *insts and *functions
+ * set, 1 when the file has no summary (not a ThinLTO object), -1 with *error
+ * (heap) set when the file cannot be read as bitcode. */
+int mtpc_summary_cost(const char *path, long long *insts, long long *functions, char **error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
  * See usage() and docs/splitter.md. */
 #define _POSIX_C_SOURCE 200809L
 #include "analyze.h"
+#include "bitcode.h"
 #include "emit.h"
 #include "hash.h"
 #include "mtpc_cache.h"
@@ -32,6 +33,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mtpc-split INPUT.bc -o OUTDIR [options]\n"
+		"       mtpc-split --print-cost FILE.o...\n"
 		"\n"
 		"Split an LLVM " LLVM_MAJOR " bitcode module into call-graph partitions that can be\n"
 		"optimized and compiled separately and merged back with `ld.lld -r`.\n"
@@ -90,11 +92,13 @@ static void usage(FILE *f)
 		"      --seed-plan FILE      keep functions where this earlier plan put them\n"
 		"                            (default: OUTDIR/plan.json if its options match)\n"
 		"      --no-seed             ignore earlier plans\n"
-		"      --cache FILE          plan cache (SQLite); default: $MTPC_CACHE if set,\n"
-		"                            else no cache. An exact hit reuses the stored\n"
-		"                            assignment; a miss is seeded from the module's\n"
-		"                            previous plan and its measured partition times\n"
-		"      --no-cache            do not use the plan cache even if MTPC_CACHE is set\n"
+		"      --cache FILE          plan cache (SQLite); default: $MTPC_CACHE, else\n"
+		"                            $XDG_CACHE_HOME/mtpc/plans.sqlite, else\n"
+		"                            ~/.cache/mtpc/plans.sqlite (`mtpc-cache path`).\n"
+		"                            An exact hit reuses the stored assignment; a miss\n"
+		"                            is seeded from the module's previous plan and its\n"
+		"                            measured partition times\n"
+		"      --no-cache            do not use the plan cache\n"
 		"      --module-path NAME    the module's name in the cache (default: INPUT)\n"
 		"  -j, --jobs J              threads writing partitions (default: number of CPUs)\n"
 		"      --verify              run the LLVM verifier on each partition (default)\n"
@@ -103,6 +107,10 @@ static void usage(FILE *f)
 		"                            of each phase)\n"
 		"  -h, --help                this help\n"
 		"      --version             print the version\n"
+		"      --print-cost          do not split: for each FILE (ThinLTO objects),\n"
+		"                            print 'INSTRUCTIONS FUNCTIONS FILE' from its\n"
+		"                            summary ('- - FILE' without one); mtpc-link\n"
+		"                            uses it to choose which modules to split\n"
 		"\n"
 		"Exit status: 0 on success; 1 on any error, reported in one line naming the\n"
 		"file; 3 when --thinlto-index is an empty index (lld writes one for an\n"
@@ -112,7 +120,9 @@ static void usage(FILE *f)
 
 struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
-	int partitions, jobs, verify, pic, use_seed, stats, no_cache;
+	int partitions, jobs, verify, pic, use_seed, stats, no_cache, print_cost;
+	char **inputs; /* --print-cost: every operand */
+	int ninputs;
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit, const_dup_limit;
 	double join_growth;
 	double copy_budget, crit_copy_budget, slack, local_dup_budget;
@@ -171,7 +181,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION };
+	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -201,6 +211,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"no-cache", no_argument, 0, O_NO_CACHE},
 		{"module-path", required_argument, 0, O_MODULE_PATH},
 		{"version", no_argument, 0, O_VERSION},
+		{"print-cost", no_argument, 0, O_PRINT_COST},
 		{0, 0, 0, 0},
 	};
 	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
@@ -249,10 +260,18 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_CACHE: o->cache = optarg; break;
 		case O_NO_CACHE: o->no_cache = 1; break;
 		case O_MODULE_PATH: o->module_path = optarg; break;
+		case O_PRINT_COST: o->print_cost = 1; break;
 		case O_VERSION: printf("mtpc-split " VERSION " (LLVM " LLVM_MAJOR ")\n"); exit(0);
 		case ':': mtpc_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
 		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
 		}
+	}
+	o->inputs = argv + optind;
+	o->ninputs = argc - optind;
+	if (o->print_cost) {
+		if (!o->ninputs)
+			mtpc_fatal("--print-cost: no input file (see --help)");
+		return;
 	}
 	if (optind < argc)
 		o->input = argv[optind++];
@@ -264,19 +283,12 @@ static void parse_args(int argc, char **argv, struct options *o)
 		mtpc_fatal("no output directory: use -o DIR (see --help)");
 }
 
-static int is_bitcode(const char *d, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)d;
-	return n >= 4 && ((u[0] == 'B' && u[1] == 'C' && u[2] == 0xC0 && u[3] == 0xDE) ||
-			  (u[0] == 0xDE && u[1] == 0xC0 && u[2] == 0x17 && u[3] == 0x0B));
-}
-
 /* Load the module to split: the bitcode bytes (*bc) and a parsed copy. */
 static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, char **diag, char **bc, size_t *len)
 {
 	if (mtpc_read_file(o->input, bc, len) < 0)
 		mtpc_fatal("%s: cannot read: %s", o->input, strerror(errno));
-	if (!is_bitcode(*bc, *len))
+	if (!mtpc_is_bitcode(*bc, *len))
 		mtpc_fatal("%s: not an LLVM bitcode file", o->input);
 	if (o->index) {
 		LLVMModuleRef im;
@@ -378,11 +390,35 @@ static void write_or_die(const char *path, const void *data, size_t len)
 		mtpc_fatal("%s: cannot write: %s", path, strerror(errno));
 }
 
+/* --print-cost: the summary's instruction count of each file. Exit 1 if a
+ * file could not be read (after printing the others). */
+static int print_costs(const struct options *o)
+{
+	int status = 0;
+	for (int i = 0; i < o->ninputs; i++) {
+		long long insts, funcs;
+		char *err = NULL;
+		int r = mtpc_summary_cost(o->inputs[i], &insts, &funcs, &err);
+		if (r < 0) {
+			mtpc_error("%s", err);
+			free(err);
+			status = 1;
+		} else if (r > 0) {
+			printf("- - %s\n", o->inputs[i]);
+		} else {
+			printf("%lld %lld %s\n", insts, funcs, o->inputs[i]);
+		}
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	mtpc_set_progname(argv[0]);
 	struct options o;
 	parse_args(argc, argv, &o);
+	if (o.print_cost)
+		return print_costs(&o);
 	double t0 = mtpc_now();
 
 	if (mtpc_mkdir_p(o.outdir) < 0)
@@ -420,9 +456,10 @@ int main(int argc, char **argv)
 	struct plan_seed seed;
 	int have_seed = 0, exact = 0;
 	mtpc_cache *cache = NULL;
-	const char *cache_path = o.cache ? o.cache : getenv("MTPC_CACHE");
+	/* The one rule the build and mtpc-cache share (mtpc_cache_resolve_path). */
+	char *cache_path = o.no_cache ? NULL : mtpc_cache_resolve_path(o.cache, NULL);
 	const char *module_path = o.module_path ? o.module_path : o.input;
-	if (!o.no_cache && cache_path && *cache_path)
+	if (cache_path)
 		cache = mtpc_cache_open(cache_path, 0); /* NULL after one warning: go on uncached */
 	if (cache && !o.seed_plan) {
 		char *text = mtpc_cache_lookup(cache, input_hash, options_hash);
@@ -558,6 +595,7 @@ int main(int argc, char **argv)
 	module_info_free(&mi);
 	if (have_seed)
 		plan_seed_free(&seed);
+	free(cache_path);
 out:
 	free(options_text);
 	free(o.weights);

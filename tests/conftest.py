@@ -3,10 +3,18 @@ import os
 import pathlib
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# The plan cache is on by default (mtpc-split, mtpc-link: $MTPC_CACHE, else
+# $XDG_CACHE_HOME/mtpc/plans.sqlite, else ~/.cache/mtpc). The suite keeps its
+# own: one per run, never the user's, and tests that need a cache of their
+# own still set MTPC_CACHE or --cache.
+if "MTPC_CACHE" not in os.environ:
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="mtpc-test-cache-")
 BUILD = pathlib.Path(os.environ.get("MTPC_BUILD_DIR", ROOT / "build"))
 ASAN_BUILD = pathlib.Path(os.environ.get("MTPC_ASAN_BUILD_DIR", ROOT / "build-asan"))
 LLVM_BIN = pathlib.Path("/usr/lib/llvm-19/bin")
