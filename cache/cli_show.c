@@ -2,14 +2,11 @@
  * rendering the DOT through Graphviz). */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "proc.h"
 #include "util.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 /* Columns shared by list and show; the builds/hits/measured numbers come from
  * the builds and timings tables, joined on the plan key. */
@@ -161,81 +158,32 @@ static void write_dot(FILE *f, const char *module_path, json_t *plan)
 	fputs("}\n", f);
 }
 
-/* The executable `name` on $PATH, or NULL. */
-static char *find_in_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL, *found = NULL;
-	if (!path || !*path)
-		return NULL;
-	copy = xstrdup(path);
-	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		char *p = xasprintf("%s/%s", *dir ? dir : ".", name);
-		if (access(p, X_OK) == 0)
-			found = p;
-		else
-			free(p);
-	}
-	free(copy);
-	return found;
-}
-
 /* Feed the DOT text to `dot -T<fmt> -o out`. */
 static int render(const char *out, const char *dot_text, size_t len)
 {
 	const char *ext = strrchr(out, '.'), *fmt = NULL;
 	char *dot;
-	int fds[2], status;
-	pid_t pid;
 
 	if (ext && (strcmp(ext, ".svg") == 0 || strcmp(ext, ".png") == 0 || strcmp(ext, ".pdf") == 0))
 		fmt = ext + 1;
 	if (!fmt)
 		return cli_usage_error("show", "cannot render '%s': use a .svg, .png or .pdf file name", out);
-	if (!(dot = find_in_path("dot"))) {
+	if (!(dot = proc_which("dot"))) {
 		mtpc_error("cannot render %s: Graphviz 'dot' is not installed (apt-get install graphviz), "
 			   "or use --dot for the DOT text", out);
 		return 1;
 	}
 	char *tflag = xasprintf("-T%s", fmt);
-	if (pipe(fds) < 0 || (pid = fork()) < 0) {
-		mtpc_error("cannot run %s: %s", dot, strerror(errno));
-		free(tflag);
-		free(dot);
-		return 1;
-	}
-	if (pid == 0) {
-		dup2(fds[0], 0);
-		close(fds[0]);
-		close(fds[1]);
-		execl(dot, "dot", tflag, "-o", out, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[0]);
-	/* dot may die early; its status says why, not a SIGPIPE here. */
-	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fds[1], dot_text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	close(fds[1]);
-	signal(SIGPIPE, old);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	char *argv[] = {dot, tflag, "-o", (char *)out, NULL};
+	struct proc_io io = {.in = dot_text, .in_len = len};
+	int st = proc_spawn(argv, &io);
 	free(tflag);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	/* 127: proc_spawn already said why dot could not start. */
+	if (st != 0 && st != 127)
 		mtpc_error("cannot render %s: %s failed (%s %d)", out, dot,
-			   WIFEXITED(status) ? "exit status" : "signal",
-			   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-		free(dot);
-		return 1;
-	}
+			   st > 128 ? "signal" : "exit status", st > 128 ? st - 128 : st);
 	free(dot);
-	return 0;
+	return st != 0;
 }
 
 static void show_text(sqlite3_stmt *row, json_t *plan, int functions)

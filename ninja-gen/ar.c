@@ -1,6 +1,7 @@
 /* ar.c: see ar.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "ar.h"
+#include "bitcode.h"
 #include "linkcmd.h"
 #include "util.h"
 
@@ -9,12 +10,6 @@
 #include <string.h>
 
 #define AR_HDR 60
-
-static int is_bitcode(const unsigned char *p, size_t n)
-{
-	return n >= 4 && ((p[0] == 'B' && p[1] == 'C' && p[2] == 0xC0 && p[3] == 0xDE) ||
-			  (p[0] == 0xDE && p[1] == 0xC0 && p[2] == 0x17 && p[3] == 0x0B));
-}
 
 /* Trim trailing spaces of a fixed-width header field into a fresh string. */
 static char *field(const char *p, size_t w)
@@ -139,7 +134,7 @@ int ar_extract(const char *archive, const char *destdir, struct strv *members, i
 				char *base = safe_name(name);
 				char *path = xasprintf("%s/%d-%s", destdir, index, base);
 				free(base);
-				if (is_bitcode((const unsigned char *)body, bodylen))
+				if (mtpc_is_bitcode(body, bodylen))
 					*bitcode = 1;
 				if (mtpc_write_file(path, body, bodylen, MTPC_WRITE_IF_CHANGED) < 0) {
 					mtpc_error("cannot write %s: %s", path, strerror(errno));

@@ -1,6 +1,7 @@
 /* linkcmd.c: see linkcmd.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "linkcmd.h"
+#include "bitcode.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -100,10 +101,7 @@ enum input_kind linkcmd_file_kind(const char *path)
 	unsigned char m[8] = {0};
 	size_t n = fread(m, 1, sizeof m, f);
 	fclose(f);
-	if (n >= 4 && m[0] == 'B' && m[1] == 'C' && m[2] == 0xC0 && m[3] == 0xDE)
-		return IN_BITCODE;
-	/* The bitcode wrapper header (0x0B17C0DE, little endian). */
-	if (n >= 4 && m[0] == 0xDE && m[1] == 0xC0 && m[2] == 0x17 && m[3] == 0x0B)
+	if (mtpc_is_bitcode(m, n))
 		return IN_BITCODE;
 	if (n == 8 && (!memcmp(m, "!<arch>\n", 8) || !memcmp(m, "!<thin>\n", 8)))
 		return IN_ARCHIVE;

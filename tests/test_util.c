@@ -1,5 +1,8 @@
-/* Unit tests for common/util.c and common/hash.c. Prints "N passed, N failed". */
+/* Unit tests for common/: util.c, hash.c, proc.c, bitcode.c. Prints "N passed,
+ * N failed". */
+#include "bitcode.h"
 #include "hash.h"
+#include "proc.h"
 #include "util.h"
 
 #include <errno.h>
@@ -10,6 +13,67 @@
 #include <unistd.h>
 #include "check.h"
 
+/* Run `sh -c script` through proc_spawn with stdin from in (may be NULL) and
+ * stderr into err. */
+static int sh(const char *script, const char *cwd, char *const *env, const char *in, size_t in_len,
+	      struct buf *err)
+{
+	char *argv[] = {"sh", "-c", (char *)script, NULL};
+	struct proc_io io = {.cwd = cwd, .env = env, .in = in, .in_len = in_len, .err = err};
+	return proc_spawn(argv, &io);
+}
+
+static void test_proc(const char *dir)
+{
+	struct buf err = {0};
+	/* Exit status and stderr capture. */
+	CHECK(sh("echo oops >&2; exit 3", NULL, NULL, NULL, 0, &err) == 3);
+	CHECK(err.s && strcmp(err.s, "oops\n") == 0);
+	buf_free(&err);
+	/* Death by a signal: 128 + its number, as a shell says. */
+	CHECK(sh("kill -TERM $$", NULL, NULL, NULL, 0, NULL) == 128 + 15);
+	/* A program that cannot start: 127, the reason in the capture. */
+	char *missing[] = {"/nonexistent/mtpc-no-such-tool", NULL};
+	CHECK(proc_run(missing, NULL, NULL, &err) == 127);
+	CHECK(err.s && strstr(err.s, "cannot run /nonexistent/mtpc-no-such-tool"));
+	buf_free(&err);
+	/* cwd and extra environment. */
+	char *env[] = {"MTPC_PROC_TEST=yes", xasprintf("MTPC_PROC_DIR=%s", dir), NULL};
+	CHECK(sh("test \"$MTPC_PROC_TEST\" = yes && test \"$(pwd -P)\" = \"$(cd \"$MTPC_PROC_DIR\" && pwd -P)\"",
+		 dir, env, NULL, 0, NULL) == 0);
+	free(env[1]);
+	CHECK(getenv("MTPC_PROC_TEST") == NULL); /* only the child's */
+	/* stdin: more than a pipe holds, while the child fills its stderr pipe
+	 * before reading any of it (must not deadlock). */
+	size_t n = 300000;
+	char *in = xmalloc(n);
+	memset(in, 'x', n);
+	CHECK(sh("head -c 300000 /dev/zero >&2; wc -c >&2", NULL, NULL, in, n, &err) == 0);
+	CHECK(err.len > n && strstr(err.s + n, "300000"));
+	buf_free(&err);
+	/* A child that reads none of its input: its status, no SIGPIPE here. */
+	CHECK(sh("exit 0", NULL, NULL, in, n, NULL) == 0);
+	/* Empty input: the child sees end of file at once. */
+	CHECK(sh("test \"$(wc -c)\" -eq 0", NULL, NULL, "", 0, NULL) == 0);
+	free(in);
+	char *self = proc_self_path();
+	CHECK(self && self[0] == '/');
+	free(self);
+	char *w = proc_which("sh");
+	CHECK(w && w[0] == '/' && strstr(w, "/sh"));
+	free(w);
+	CHECK(proc_which("mtpc-no-such-tool") == NULL);
+}
+
+static void test_bitcode(void)
+{
+	CHECK(mtpc_is_bitcode("BC\xC0\xDE\x35\x14", 6));
+	CHECK(mtpc_is_bitcode("\xDE\xC0\x17\x0B\0\0\0\0", 8)); /* wrapper, little endian */
+	CHECK(!mtpc_is_bitcode("BC\xC0", 3));                         /* too short */
+	CHECK(!mtpc_is_bitcode("\x7f" "ELF\2\1", 6));
+	CHECK(!mtpc_is_bitcode("!<arch>\n", 8));
+	CHECK(!mtpc_is_bitcode("", 0));
+}
 
 int main(int argc, char **argv)
 {
@@ -56,5 +120,8 @@ int main(int argc, char **argv)
 	CHECK(strcmp(s, "42-x") == 0);
 	free(s);
 	free(path);
+
+	test_proc(dir);
+	test_bitcode();
 	return CHECK_REPORT();
 }

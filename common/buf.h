@@ -2,9 +2,10 @@
  *
  * mtpc-link builds command lines, Ninja files and dyndep files in memory
  * before writing them with mtpc_write_file(), so that unchanged content never
- * touches the file (Ninja's restat depends on that). */
-#ifndef MTPC_NG_BUF_H
-#define MTPC_NG_BUF_H
+ * touches the file (Ninja's restat depends on that); proc.h captures a
+ * child's stderr into one. */
+#ifndef MTPC_BUF_H
+#define MTPC_BUF_H
 
 #include <stddef.h>
 
