@@ -7,6 +7,7 @@ set -eu
 PACKAGES="
   clang-19 lld-19 llvm-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev libstdc++-12-dev
   clang-22 lld-22 llvm-22 llvm-22-dev llvm-22-tools libclang-rt-22-dev
+  clang-14
   cmake ninja-build pkg-config
   libsqlite3-dev libjansson-dev zlib1g-dev libzstd-dev
   python3 python3-pytest

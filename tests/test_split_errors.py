@@ -152,21 +152,18 @@ def test_missing_arguments(good_bc, tmp_path):
 
 
 def test_older_llvm_bitcode_accepted(tmp_path):
-    """Bitcode from clang-14 (Debian's default clang) is readable by LLVM 19: it must split
-    (or fail cleanly if the splitter insists on a matching producer)."""
+    """Bitcode from clang-14 (Debian 12's default clang, in scripts/install-deps.sh) is
+    readable by a newer LLVM, which reads older bitcode by design: it must split, and every
+    partition must verify."""
     clang14 = shutil.which("clang-14")
-    if not clang14:
-        pytest.skip("clang-14 not installed")
+    assert clang14, "clang-14 not found: run scripts/install-deps.sh"
     (tmp_path / "old.c").write_text(SRC)
     subprocess.run([clang14, "-O2", "-c", "-emit-llvm", tmp_path / "old.c", "-o",
                     tmp_path / "old.bc"], check=True)
     out = tmp_path / "out"
-    r = sl.split(tmp_path / "old.bc", out, 2, check=False)
-    if r.returncode != 0:
-        assert_clean_failure(r, "old.bc")
-        assert outputs(out) == []
-        return
+    sl.split(tmp_path / "old.bc", out, 2, "--min-cost", "0")
     _, parts, _ = sl.read_partitions(out, 2)
+    assert len(parts) == 2
     for p in parts:
         sl.verify(p)
 
