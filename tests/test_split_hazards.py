@@ -7,13 +7,14 @@ unsplit object's global symbols with no new undefined symbol; the program linked
 prints what the unsplit build prints. Plus: N=1 reproduces the unsplit `.text` byte for byte,
 and splitting is deterministic. See splitlib.py for fixture directives and MTPC_SPLIT_CMD.
 """
+import os
 import pathlib
 import shutil
 
 import pytest
 
 import splitlib as sl
-from conftest import llvm_tool, run
+from conftest import llvm_tool, run, tool
 
 FIXTURES = sl.all_fixtures()
 NS = (1, 2, 4, 8)
@@ -138,13 +139,53 @@ def test_deterministic(builder, fx):
     sl.read_partitions(out, 1)
 
 
-def test_verify_option(builder):
-    """--verify is accepted and succeeds on a good module."""
+# Preloaded into mtpc-split by test_verify_option: an LLVM verifier that rejects every
+# module, as the real one rejects a partition the splitter got wrong.
+REJECTING_VERIFIER = r"""
+#include <string.h>
+int LLVMVerifyModule(void *module, int action, char **message)
+{
+	(void)module;
+	(void)action;
+	if (message)
+		*message = strdup("rejected by the test hook\nsecond line");
+	return 1;
+}
+"""
+
+
+def test_verify_option(builder, tmp_path):
+    """The verifier runs on every partition unless --no-verify says otherwise. With
+    LLVMVerifyModule replaced (LD_PRELOAD) by one that rejects every module: by default,
+    with --verify, and with --verify after --no-verify, mtpc-split fails in one line naming
+    the partition and writes nothing; with --no-verify it never asks the verifier and
+    writes partitions (which the real verifier, in opt, accepts)."""
     fx = next(f for f in FIXTURES if f.name == "scc_switch_varargs")
-    ref = builder.reference(fx)
-    out = fresh(builder.fixture_dir(fx) / "verify")
-    sl.split(ref["bcs"][0], out / "o", 2, "--verify")
-    sl.read_partitions(out / "o", 2)
+    bc = builder.reference(fx)["bcs"][0]
+    (tmp_path / "reject.c").write_text(REJECTING_VERIFIER)
+    hook = tmp_path / "libreject.so"
+    run([llvm_tool("clang"), "-shared", "-fPIC", "-o", hook, tmp_path / "reject.c"])
+    env = dict(os.environ, LD_PRELOAD=str(hook))
+
+    def split(out, *opts):
+        return run([tool("mtpc-split"), bc, "-o", out, "--partitions", "2", "--min-cost", "0",
+                    "--no-cache", *opts], check=False, env=env)
+
+    for i, opts in enumerate([(), ("--verify",), ("--no-verify", "--verify")]):
+        out = tmp_path / f"rejected{i}"
+        r = split(out, *opts)
+        assert r.returncode == 1, f"{opts}: the verifier did not run\n{r.stderr}"
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "fails the LLVM verifier: rejected by the test hook" in lines[0] \
+            and "partition" in lines[0], r.stderr
+        assert not out.exists() or not any(out.iterdir()), f"{opts}: wrote {list(out.iterdir())}"
+    out = tmp_path / "unverified"
+    r = split(out, "--no-verify")
+    assert r.returncode == 0, r.stderr
+    _, parts, _ = sl.read_partitions(out, 2)
+    assert len(parts) == 2
+    for p in parts:
+        sl.verify(p)
 
 
 def test_help_lists_options():
