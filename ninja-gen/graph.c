@@ -512,16 +512,35 @@ static int cmp_schedule(const void *a, const void *b)
 }
 
 /* Files named inside -Wl, words (version scripts, linker scripts): inputs of
- * the final link too, so that editing them relinks. */
-static void wl_files(const char *w, const char *cwd, struct strv *deps)
+ * the final link too, so that editing them relinks. Not the values of
+ * options that name no input (-soname libx.so names the output itself after
+ * the first link: as an input it would be a dependency cycle), and never
+ * the output. */
+static void wl_files(const char *w, const char *cwd, const char *output, struct strv *deps)
 {
+	static const char *const not_inputs[] = {"-soname", "--soname", "-h", "-rpath", "--rpath",
+						 "-rpath-link", "--rpath-link", "-o", "--output", NULL};
 	char *copy = xstrdup(w + 4), *save = NULL;
+	int skip_next = 0;
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		const char *eq = strchr(t, '=');
+		int named = 0;
+		for (int k = 0; not_inputs[k]; k++)
+			named |= !strncmp(t, not_inputs[k], strlen(not_inputs[k])) &&
+				 (t[strlen(not_inputs[k])] == 0 || t[strlen(not_inputs[k])] == '=');
+		if (skip_next || named) {
+			skip_next = named && !eq;
+			continue;
+		}
 		const char *p = eq ? eq + 1 : t;
 		struct stat st;
-		if (*p && *p != '-' && stat(p, &st) == 0 && S_ISREG(st.st_mode))
-			strv_addown(deps, absolute(p, cwd));
+		if (*p && *p != '-' && stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+			char *abs = absolute(p, cwd);
+			if (strcmp(abs, output) != 0)
+				strv_addown(deps, abs);
+			else
+				free(abs);
+		}
 	}
 	free(copy);
 }
@@ -571,7 +590,7 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 			continue;
 		}
 		if (!strncmp(w, "-Wl,", 4))
-			wl_files(w, gc->outer_cwd, &deps);
+			wl_files(w, gc->outer_cwd, g->output, &deps);
 		strv_add(&th, w);
 		strv_add(&fin, w);
 	}

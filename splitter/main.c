@@ -27,7 +27,7 @@
 #define STR(x) STR_(x)
 #define LLVM_MAJOR STR(MTPC_LLVM_MAJOR)
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 15
+#define ALGORITHM 16
 
 static void usage(FILE *f)
 {
@@ -109,8 +109,9 @@ static void usage(FILE *f)
 		"      --version             print the version\n"
 		"      --print-cost          do not split: for each FILE (ThinLTO objects),\n"
 		"                            print 'INSTRUCTIONS FUNCTIONS FILE' from its\n"
-		"                            summary ('- - FILE' without one); mtpc-link\n"
-		"                            uses it to choose which modules to split\n"
+		"                            summary ('- - FILE' without one), on stdout or\n"
+		"                            into the file -o names; mtpc-link uses it to\n"
+		"                            choose which modules to split\n"
 		"\n"
 		"Exit status: 0 on success; 1 on any error, reported in one line naming the\n"
 		"file; 3 when --thinlto-index is an empty index (lld writes one for an\n"
@@ -390,10 +391,16 @@ static void write_or_die(const char *path, const void *data, size_t len)
 		mtpc_fatal("%s: cannot write: %s", path, strerror(errno));
 }
 
-/* --print-cost: the summary's instruction count of each file. Exit 1 if a
- * file could not be read (after printing the others). */
+/* --print-cost: the summary's instruction count of each file, on stdout or
+ * (-o FILE) written atomically to FILE. Exit 1 if a file could not be read
+ * (after listing the others). */
 static int print_costs(const struct options *o)
 {
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		mtpc_fatal("--print-cost: %s", strerror(errno));
 	int status = 0;
 	for (int i = 0; i < o->ninputs; i++) {
 		long long insts, funcs;
@@ -404,11 +411,17 @@ static int print_costs(const struct options *o)
 			free(err);
 			status = 1;
 		} else if (r > 0) {
-			printf("- - %s\n", o->inputs[i]);
+			fprintf(f, "- - %s\n", o->inputs[i]);
 		} else {
-			printf("%lld %lld %s\n", insts, funcs, o->inputs[i]);
+			fprintf(f, "%lld %lld %s\n", insts, funcs, o->inputs[i]);
 		}
 	}
+	fclose(f);
+	if (!o->outdir)
+		fwrite(text, 1, len, stdout);
+	else if (mtpc_write_file(o->outdir, text, len, 0) < 0)
+		mtpc_fatal("%s: cannot write: %s", o->outdir, strerror(errno));
+	free(text);
 	return status;
 }
 

@@ -1,0 +1,212 @@
+"""What a default build gets (issue #14): the plan cache used by the one path rule, modules
+chosen by estimated cost and measured history with the reasons in the link summary, one
+warning per link for an unusable cache, and mtpc-link's option checking.
+
+The sample project tests/projects/c is configured the way a new user would: no MTPC cache
+variables except the cost threshold (the samples are far below the default) and the tools."""
+import json
+import os
+import pathlib
+import re
+import sqlite3
+
+import pytest
+
+from conftest import run, tool
+from test_build_integration import CLANG, CLANGXX, PROJECTS, build, mtpc_config_dir
+from conftest import llvm_tool
+
+
+def configure_default(src, bdir, extra=()):
+    """A user's configure: include(MTPC) + mtpc_enable() and nothing else set."""
+    return run(["cmake", "-S", src, "-B", bdir, "-G", "Ninja",
+                f"-DCMAKE_C_COMPILER={CLANG}", f"-DCMAKE_CXX_COMPILER={CLANGXX}",
+                f"-DCMAKE_AR={llvm_tool('llvm-ar')}", "-DCMAKE_BUILD_TYPE=Release",
+                "-DSAMPLE_MTPC=ON", f"-DMTPC_DIR={mtpc_config_dir()}",
+                "-DMTPC_MAX_PARTITIONS=2", "-DMTPC_JOBS=2", *extra])
+
+
+def user_env(tmp):
+    """A user's environment: no MTPC_CACHE, a home of its own (XDG_CACHE_HOME unset)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MTPC_CACHE", "XDG_CACHE_HOME")}
+    env["HOME"] = str(tmp / "home")
+    (tmp / "home").mkdir(exist_ok=True)
+    return env
+
+
+def summary_line(out, target="app"):
+    lines = [l for l in out.splitlines() if l.startswith(f"mtpc-link: {target}:")]
+    assert lines, out
+    return lines[-1]
+
+
+def module_costs(bdir):
+    """{object name: summary instructions} of the sample's ThinLTO objects."""
+    objs = sorted(str(p) for p in pathlib.Path(bdir).rglob("*.o") if ".mtpc" not in str(p))
+    out = run([tool("mtpc-split"), "--print-cost", *objs]).stdout
+    costs = {}
+    for line in out.splitlines():
+        insts, _, path = line.split(" ", 2)
+        if insts != "-":
+            costs[pathlib.Path(path).name] = int(insts)
+    return costs
+
+
+@pytest.fixture(scope="module")
+def default_build(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("default")
+    env = user_env(tmp)
+    bdir = tmp / "b"
+    configure_default(PROJECTS / "c", bdir, ["-DMTPC_SPLIT_COST=1"])
+    out = run(["cmake", "--build", bdir], env=env).stdout
+    return tmp, env, bdir, out
+
+
+def test_default_cache_holds_plans_and_timings(default_build):
+    """No MTPC_CACHE anywhere: the splits store their plans in ~/.cache/mtpc/plans.sqlite,
+    where the slots record their times and `mtpc-cache` looks (one rule)."""
+    tmp, env, bdir, out = default_build
+    db = tmp / "home" / ".cache" / "mtpc" / "plans.sqlite"
+    assert db.exists(), out
+    path = run([tool("mtpc-cache"), "path"], env=env).stdout
+    assert str(db) in path
+    stats = json.loads(run([tool("mtpc-cache"), "stats", "--json"], env=env).stdout)
+    text = json.dumps(stats)
+    assert re.search(r'"plans": [1-9]', text), text
+    con = sqlite3.connect(db)
+    try:
+        (timed,) = con.execute("SELECT count(*) FROM timings").fetchone()
+        (mods,) = con.execute("SELECT count(*) FROM module_times").fetchone()
+    finally:
+        con.close()
+    assert timed > 0, "the slots recorded no time"
+    assert mods > 0, "no module history recorded"
+
+
+def test_summary_says_why(default_build):
+    _, _, _, out = default_build
+    line = summary_line(out)
+    assert "split by cost >= 1 instructions: " in line, line
+
+
+def test_cost_threshold_chooses_modules(tmp_path):
+    """A threshold between the largest module's cost and the next one's splits exactly the
+    largest, and the summary names both with their costs."""
+    env = user_env(tmp_path)
+    bdir = tmp_path / "b"
+    configure_default(PROJECTS / "c", bdir, ["-DMTPC_SPLIT_COST=1000000000"])
+    out = run(["cmake", "--build", bdir], env=env).stdout
+    assert re.search(r"mtpc-link: app: \d+ modules, 0 split", out), out
+    costs = module_costs(bdir)
+    ranked = sorted(costs.items(), key=lambda kv: -kv[1])
+    (big, c1), (second, c2) = ranked[0], ranked[1]
+    assert c1 > c2 > 0, ranked
+    thr = (c1 + c2) // 2
+    run(["cmake", f"-DMTPC_SPLIT_COST={thr}", bdir])
+    out = run(["cmake", "--build", bdir], env=env).stdout
+    line = summary_line(out)
+    assert re.search(rf"1 split \({re.escape(big)}: \d partitions?\)", line), line
+    assert f"split by cost >= " in line and f": {big} " in line, line
+    if c2 * 4 >= thr:
+        assert f"not split: {second} " in line, line
+
+
+def test_measured_history_overrides_estimate(tmp_path):
+    """With measured times in the cache, a module far slower than its instruction count says
+    is split (and named 'measured'); one far faster is not."""
+    env = user_env(tmp_path)
+    bdir = tmp_path / "b"
+    configure_default(PROJECTS / "c", bdir, ["-DMTPC_SPLIT_COST=1"])
+    first = run(["cmake", "--build", bdir], env=env)
+    db = tmp_path / "home" / ".cache" / "mtpc" / "plans.sqlite"
+    con = sqlite3.connect(db)
+    paths = [p for (p,) in con.execute("SELECT module_path FROM module_times")]
+    # The modules of app (shlib.c.o is linked alone) by their summary cost.
+    out = run([tool("mtpc-split"), "--print-cost", *paths]).stdout
+    costs = {path: int(insts) for insts, _, path in (l.split(" ", 2) for l in out.splitlines())
+             if "shlib" not in path}
+    assert len(costs) >= 3, (costs, first.stdout)
+    ranked = sorted(costs, key=lambda p: -costs[p])
+    big, small = ranked[0], ranked[-1]
+    thr = costs[big] // 2
+    # Every module measured at 1 s per 1000 instructions, except that the smallest takes as
+    # long as the largest and the largest as long as the smallest.
+    for p in paths:
+        secs = costs.get(p, 1) / 1000.0
+        if p == small:
+            secs = costs[big] / 1000.0
+        elif p == big:
+            secs = costs[small] / 1000.0
+        con.execute("UPDATE module_times SET seconds = ? WHERE module_path = ?", (secs, p))
+    con.commit()
+    con.close()
+    run(["cmake", f"-DMTPC_SPLIT_COST={thr}", bdir])
+    out = run(["cmake", "--build", bdir], env=env).stdout
+    line = summary_line(out)
+    bname, sname = pathlib.Path(big).name, pathlib.Path(small).name
+    assert re.search(rf"{re.escape(sname)} \d+k? measured", line), line
+    assert re.search(rf"1 split \({re.escape(sname)}: \d partitions?\)", line), line
+
+
+@pytest.mark.parametrize("kind", ["garbage", "directory"])
+def test_unusable_cache_warns_once_per_link(tmp_path, kind):
+    """A plan cache that is not a database (or a directory): one warning for the link, not
+    one per step, and the build succeeds."""
+    env = user_env(tmp_path)
+    bad = tmp_path / "plans.sqlite"
+    if kind == "garbage":
+        bad.write_bytes(b"this is not a SQLite database\n" * 200)
+    else:
+        bad.mkdir()
+    env["MTPC_CACHE"] = str(bad)
+    bdir = tmp_path / "b"
+    configure_default(PROJECTS / "c", bdir, ["-DMTPC_SPLIT_COST=1"])
+    r = run(["cmake", "--build", bdir], env=env)
+    text = r.stdout + r.stderr
+    warnings = [l for l in text.splitlines() if "plan cache" in l]
+    links = len(re.findall(r"^mtpc-link: \w[^:]*: \d+ modules?", text, re.M))
+    assert links >= 1, text
+    assert len(warnings) == links, "\n".join(warnings)
+    assert str(bad) in warnings[0]
+    assert run([bdir / "app"]).returncode == 0
+
+
+@pytest.mark.parametrize("args,opt", [
+    (["--jobs", "abc"], "--jobs"), (["--min-cost", "1M"], "--min-cost"),
+    (["--partitions", "-1"], "--partitions"), (["--threshold", "1x"], "--threshold"),
+    (["--cost-threshold", ""], "--cost-threshold"), (["--jobs"], "--jobs"),
+    (["--no-such-option"], "--no-such-option")])
+def test_link_rejects_bad_options(tmp_path, args, opt):
+    """Bad numbers are errors naming the option (exit 2), and the link command never runs."""
+    marker = tmp_path / "ran"
+    r = run([tool("mtpc-link"), *args, "--", "touch", marker], check=False)
+    assert r.returncode == 2, r
+    assert opt in r.stderr, r.stderr
+    assert not marker.exists()
+
+
+def test_link_needs_separator(tmp_path):
+    r = run([tool("mtpc-link"), "--jobs", "2", "true"], check=False)
+    assert r.returncode == 2 and '"--"' in r.stderr, r
+
+
+def test_print_cost(tmp_path):
+    """mtpc-split --print-cost reads the summary: more code, more instructions; a file that
+    is not bitcode is an error naming it."""
+    small, big = tmp_path / "small.c", tmp_path / "big.c"
+    small.write_text("int f(int x) { return x + 1; }\n")
+    big.write_text("".join(f"int f{i}(int x) {{ return x * {i} + (x >> 3) - {i}; }}\n"
+                           for i in range(200)))
+    objs = []
+    for src in (small, big):
+        o = src.with_suffix(".o")
+        run([llvm_tool("clang"), "-O2", "-flto=thin", "-c", src, "-o", o])
+        objs.append(o)
+    lines = run([tool("mtpc-split"), "--print-cost", *objs]).stdout.splitlines()
+    (a, fa, _), (b, fb, _) = (l.split(" ", 2) for l in lines)
+    assert int(fa) == 1 and int(fb) == 200
+    assert 0 < int(a) < int(b)
+    junk = tmp_path / "junk.o"
+    junk.write_text("not bitcode")
+    r = run([tool("mtpc-split"), "--print-cost", junk], check=False)
+    assert r.returncode == 1 and "junk.o" in r.stderr
