@@ -1,6 +1,7 @@
 """Shared helpers for MTPC's benchmarks (standard library only).
 
-- tools: where clang-19, lld, llvm-split and the built MTPC tools are;
+- tools: where clang, lld, llvm-split (of LLVM_VERSION: the LLVM MTPC is built with) and the
+  built MTPC tools are;
 - run_measured(): one process, its wall time and its own CPU time (os.wait4 rusage);
 - thin_post_import(): build a program with ThinLTO up to the thin link and get the
   post-import module of one of its modules (-save-temps=obj leaves
@@ -18,8 +19,36 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-LLVM_BIN = pathlib.Path(os.environ.get("MTPC_LLVM_BIN", "/usr/lib/llvm-19/bin"))
 BUILD = pathlib.Path(os.environ.get("MTPC_BUILD_DIR", ROOT / "build"))
+
+
+def llvm_version(build=None):
+    """The LLVM major version benchmarks and tests use: $MTPC_LLVM_VERSION, else the one the
+    MTPC in build (default $MTPC_BUILD_DIR or build/) was built with (MTPC_LLVM_VERSION in its
+    CMakeCache.txt), else 19. mtpc-split reads and writes bitcode of that LLVM only, so clang,
+    lld and the LLVM tools must be of that version too."""
+    v = os.environ.get("MTPC_LLVM_VERSION")
+    if v:
+        return v
+    try:
+        text = (pathlib.Path(build or BUILD) / "CMakeCache.txt").read_text()
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        if line.startswith("MTPC_LLVM_VERSION:"):
+            return line.split("=", 1)[1].strip()
+    return "19"
+
+
+LLVM_VERSION = llvm_version()
+# The one place that says where the LLVM tools are ($MTPC_LLVM_BIN overrides).
+LLVM_BIN = pathlib.Path(os.environ.get("MTPC_LLVM_BIN") or f"/usr/lib/llvm-{LLVM_VERSION}/bin")
+
+
+def versioned_driver(name):
+    """clang or clang++ as Debian names it on PATH (/usr/bin/clang-19), else from LLVM_BIN."""
+    p = shutil.which(f"{name}-{LLVM_VERSION}")
+    return p if p else str(LLVM_BIN / name)
 
 
 class BenchError(RuntimeError):
@@ -27,11 +56,11 @@ class BenchError(RuntimeError):
 
 
 def llvm_tool(name):
-    """Path of an LLVM 19 tool (clang, ld.lld, llvm-split...); BenchError if missing."""
+    """Path of an LLVM tool (clang, ld.lld, llvm-split...) of LLVM_VERSION; BenchError if missing."""
     p = LLVM_BIN / name
     if p.exists():
         return str(p)
-    alt = shutil.which(name + "-19")
+    alt = shutil.which(f"{name}-{LLVM_VERSION}")
     if alt:
         return alt
     raise BenchError(f"{name} not found in {LLVM_BIN} (run scripts/install-deps.sh)")

@@ -1,8 +1,9 @@
-"""Shared pytest fixtures: where the built tools are, and LLVM 19's tools."""
+"""Shared pytest fixtures: where the built tools are, and the tools of the LLVM they are built with."""
 import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -17,11 +18,18 @@ if "MTPC_CACHE" not in os.environ:
     os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="mtpc-test-cache-")
 BUILD = pathlib.Path(os.environ.get("MTPC_BUILD_DIR", ROOT / "build"))
 ASAN_BUILD = pathlib.Path(os.environ.get("MTPC_ASAN_BUILD_DIR", ROOT / "build-asan"))
-LLVM_BIN = pathlib.Path("/usr/lib/llvm-19/bin")
+
+# The LLVM the suite runs against: the one MTPC in BUILD was built with (or $MTPC_LLVM_VERSION),
+# chosen in one place, bench/lib.py, which the benchmark tests use as well. Its subprocesses
+# (tests/projects/fake_split.py, tests/hazards/llvm_split_adapter.py) read it from the environment.
+sys.path.insert(0, str(ROOT / "bench"))
+from lib import LLVM_BIN, LLVM_VERSION, versioned_driver  # noqa: E402,F401
+os.environ["MTPC_LLVM_VERSION"] = LLVM_VERSION
+os.environ["MTPC_LLVM_BIN"] = str(LLVM_BIN)
 
 
 def llvm_tool(name):
-    """Path of an LLVM 19 tool (clang, ld.lld, llvm-nm, ...)."""
+    """Path of a tool of LLVM_VERSION (clang, ld.lld, llvm-nm, ...)."""
     p = LLVM_BIN / name
     if not p.exists():
         pytest.skip(f"{p} not installed (run scripts/install-deps.sh)")

@@ -1,8 +1,9 @@
 """Shared helpers for the mtpc-split acceptance tests (test_split_hazards/stress/errors).
 
 What they do: compile a hazard fixture (tests/hazards/*.c|*.cpp|*.ll) to the bitcode mtpc-split
-gets (`clang-19 -O2 -flto=thin -c`, or `llvm-as-19` for .ll), build the unsplit reference object
-(`clang-19 -O2 -c -x ir`), split, verify, compile each partition, merge with `ld.lld -r`,
+gets (`clang -O2 -flto=thin -c`, or `llvm-as` for .ll; tools of the LLVM MTPC is built with,
+conftest.LLVM_BIN), build the unsplit reference object (`clang -O2 -c -x ir`), split, verify,
+compile each partition, merge with `ld.lld -r`,
 localize with `llvm-objcopy --localize-symbols=localize.txt`, compare symbol tables, link and
 run programs.
 

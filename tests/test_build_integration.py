@@ -12,12 +12,12 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT, llvm_tool, run
+from conftest import BUILD, LLVM_VERSION, ROOT, llvm_tool, run, versioned_driver
 
 PROJECTS = ROOT / "tests" / "projects"
 FAKE_SPLIT = PROJECTS / "fake_split.py"
-CLANG = "/usr/bin/clang-19"
-CLANGXX = "/usr/bin/clang++-19"
+CLANG = versioned_driver("clang")      # /usr/bin/clang-19 for an MTPC built with LLVM 19
+CLANGXX = versioned_driver("clang++")
 
 
 def mtpc_config_dir():
@@ -227,6 +227,39 @@ def test_missing_lld_warns_once_and_builds(tmp_path):
     build(tmp_path / "b")
     assert "ctors 1 2" in run([tmp_path / "b" / "app"]).stdout
     assert not (tmp_path / "b" / "app.mtpc").exists()
+
+
+@pytest.mark.parametrize("other", ["19", "22"])
+@pytest.mark.parametrize("mtpc_from", ["build tree", "install"])
+def test_other_clang_major_warns_once_and_builds(tmp_path, other, mtpc_from):
+    """mtpc-split reads the project's bitcode with the LLVM MTPC is built with, and the
+    project's clang compiles the partitions it writes: with a newer clang (bitcode that LLVM
+    cannot read) or an older one (cannot read the partitions), the project gets one message at
+    configure time, from the build tree's package config or an installed MTPC alike, and
+    builds without MTPC: never a failed link."""
+    if other == LLVM_VERSION:
+        pytest.skip(f"MTPC is built with LLVM {other}")
+    clang, clangxx = shutil.which(f"clang-{other}"), shutil.which(f"clang++-{other}")
+    assert clang and clangxx, f"clang-{other} missing (scripts/install-deps.sh installs it)"
+    b = tmp_path / "b"
+    compilers = [f"-DCMAKE_C_COMPILER={clang}", f"-DCMAKE_CXX_COMPILER={clangxx}"]
+    if mtpc_from == "build tree":
+        r = configure(PROJECTS / "c", b, split=FAKE_SPLIT, extra=compilers)
+    else:
+        prefix = tmp_path / "prefix"
+        run(["cmake", "--install", BUILD, "--prefix", prefix])
+        assert (prefix / "share/mtpc/cmake/MTPCLLVMVersion.cmake").exists()
+        r = run(["cmake", "-S", PROJECTS / "c", "-B", b, "-G", "Ninja", *compilers,
+                 f"-DCMAKE_PREFIX_PATH={prefix}", "-DMTPC_SPLIT_THRESHOLD=0"])
+    err = " ".join(r.stderr.split())  # CMake wraps warnings
+    problem = ("cannot read the bitcode of" if int(other) > int(LLVM_VERSION)
+               else "its partitions cannot be compiled by")
+    assert err.count(f"MTPC is built with LLVM {LLVM_VERSION}") == 1, r.stderr
+    assert f"{problem} this project's Clang {other}" in err, r.stderr
+    assert f"use clang-{LLVM_VERSION}, or an MTPC built with -DMTPC_LLVM_VERSION={other}" in err
+    build(b)
+    assert "ctors 1 2" in run([b / "app"]).stdout
+    assert not (b / "app.mtpc").exists()
 
 
 MIXED_CMAKE = """cmake_minimum_required(VERSION 3.20)

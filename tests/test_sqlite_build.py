@@ -18,14 +18,14 @@ import time
 
 import pytest
 
-from conftest import BUILD, LLVM_BIN, ROOT, run
+from conftest import BUILD, LLVM_BIN, ROOT, run, versioned_driver
 
 pytestmark = pytest.mark.slow
 
 PROJECT = ROOT / "bench" / "sqlite"
 AMALGAMATION = pathlib.Path(os.environ.get("SQLITE_AMALGAMATION_DIR",
                                            ROOT / "bench" / "work" / "sqlite-amalgamation"))
-CLANG = "/usr/bin/clang-19"
+CLANG = versioned_driver("clang")
 PARTITIONS = 4
 # What each MTPC-linked output is called, and the name of its inner build directory.
 OUTPUTS = {"sqlite3": "sqlite3.mtpc", "speedtest1": "speedtest1.mtpc",

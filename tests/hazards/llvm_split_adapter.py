@@ -20,7 +20,8 @@ import subprocess
 import sys
 import tempfile
 
-BIN = "/usr/lib/llvm-19/bin"
+# The LLVM of the MTPC under test (tests/conftest.py exports MTPC_LLVM_BIN).
+BIN = os.environ.get("MTPC_LLVM_BIN", "/usr/lib/llvm-19/bin")
 
 
 def main():

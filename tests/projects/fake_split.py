@@ -14,7 +14,8 @@ import subprocess
 import sys
 import tempfile
 
-CLANG = "/usr/lib/llvm-19/bin/clang"
+# The LLVM of the MTPC under test (tests/conftest.py exports MTPC_LLVM_BIN).
+CLANG = os.path.join(os.environ.get("MTPC_LLVM_BIN", "/usr/lib/llvm-19/bin"), "clang")
 
 
 def write_if_changed(path, data):

@@ -14,7 +14,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build}
 SPLIT=$BUILD/splitter/mtpc-split
-L=/usr/lib/llvm-19/bin
+L=${MTPC_LLVM_BIN:-/usr/lib/llvm-19/bin}   # the LLVM of the MTPC under test
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T"
