@@ -77,7 +77,7 @@ mtpc_cache *mtpc_cache_open_ex(const char *path, int readonly, char **errmsg);
 
 /* Garbage-collect: remove the plans (with their partitions, functions and
  * timings) not used for more than max_age_days (ignored if < 0) and the build
- * log rows older than that; then, if max_bytes >= 0, remove least recently
+ * log and module time rows older than that; then, if max_bytes >= 0, remove least recently
  * used plans until the data fits in max_bytes; then return the freed pages to
  * the file system. *removed (if non-NULL) gets the number of plans removed.
  * Returns 0 or -1 (after one warning). */
