@@ -65,6 +65,76 @@ static int sort_unique(int *v, int n)
 	return k;
 }
 
+static int is_c_ident(const char *s);
+
+struct name_idx {
+	const char *name;
+	int idx;
+};
+
+static int cmp_name_idx(const void *a, const void *b)
+{
+	const struct name_idx *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Names sorted for lookups by the text of asm: symbol names, or the section
+ * names of globals. */
+struct name_table {
+	struct name_idx *v;
+	int n;
+};
+
+/* First entry named name, or -1 (entries of one name are adjacent). */
+static int name_table_find(const struct name_table *t, const char *name)
+{
+	int lo = 0, hi = t->n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (strcmp(t->v[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n && strcmp(t->v[lo].name, name) == 0 ? lo : -1;
+}
+
+static int is_ident_char(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+	       c == '.' || c == '$';
+}
+
+/* The next identifier-like token of asm text from *pos into tok (room for
+ * len + 1 bytes); 0 at the end. Over-approximate on purpose: a token that
+ * happens to equal a symbol's name only keeps that symbol's name and place. */
+static int asm_next_token(const char *s, size_t len, size_t *pos, char *tok)
+{
+	size_t i = *pos;
+	while (i < len && !is_ident_char((unsigned char)s[i]))
+		i++;
+	if (i == len)
+		return 0;
+	size_t j = i;
+	while (j < len && is_ident_char((unsigned char)s[j]))
+		j++;
+	memcpy(tok, s + i, j - i);
+	tok[j - i] = 0;
+	*pos = j;
+	return 1;
+}
+
+/* The symbol a token names, or -1. An AT&T immediate (`$sym`, `$$sym` in
+ * inline asm) is the symbol too; '$' may also be part of a name. */
+static int asm_token_symbol(const struct name_table *names, const char *tok)
+{
+	int k = name_table_find(names, tok);
+	while (k < 0 && *tok == '$')
+		k = name_table_find(names, ++tok);
+	return k < 0 ? -1 : names->v[k].idx;
+}
+
 /* State of the reference walk. */
 struct walker {
 	struct module_info *mi;
@@ -77,6 +147,9 @@ struct walker {
 	int *guid_sym, nguids;       /* their symbols */
 	struct ilist ba_fn, ba_user; /* blockaddress(fn) used by user, pairs */
 	int cur;                     /* symbol being walked */
+	struct name_table names;     /* symbols by their names in the module */
+	char *tok;                   /* token buffer for asm text */
+	size_t tok_cap;
 };
 
 static int sym_of(struct walker *w, LLVMValueRef v)
@@ -155,6 +228,29 @@ static void value_profile_targets(struct walker *w, LLVMValueRef call)
 	free(ops);
 }
 
+/* Inline asm inside a function can name a symbol as text (`call helper`,
+ * `lea x(%rip)`), which no operand shows: count it as a reference, so the
+ * symbol stays alive, is promoted when the function lands elsewhere, and keeps
+ * its name (the asm cannot be rewritten). ThinLTO does not import such
+ * functions either; they are never copied. */
+static void inline_asm_refs(struct walker *w, struct sym *s, LLVMValueRef asm_val)
+{
+	size_t len = 0;
+	const char *text = LLVMGetInlineAsmAsmString(asm_val, &len);
+	if (!text || !len)
+		return;
+	if (len + 1 > w->tok_cap)
+		w->tok = xrealloc(w->tok, w->tok_cap = len + 1);
+	for (size_t pos = 0; asm_next_token(text, len, &pos, w->tok);) {
+		int t = asm_token_symbol(&w->names, w->tok);
+		if (t < 0)
+			continue;
+		ilist_push(&w->refs, t);
+		w->mi->syms[t].flags |= SF_ASM_NAME;
+		s->flags |= SF_INLINE_ASM;
+	}
+}
+
 static void walk_function(struct walker *w, struct sym *s)
 {
 	long cost = 0;
@@ -164,7 +260,9 @@ static void walk_function(struct walker *w, struct sym *s)
 			LLVMValueRef callee = NULL;
 			if (LLVMIsACallInst(in) || LLVMIsAInvokeInst(in) || LLVMIsACallBrInst(in))
 				callee = LLVMGetCalledValue(in);
-			if (callee && !LLVMIsAGlobalValue(callee))
+			if (callee && LLVMIsAInlineAsm(callee))
+				inline_asm_refs(w, s, callee);
+			else if (callee && !LLVMIsAGlobalValue(callee))
 				value_profile_targets(w, in);
 			int n = LLVMGetNumOperands(in);
 			for (int i = 0; i < n; i++) {
@@ -236,66 +334,88 @@ static void flag_special_array(struct walker *w, const char *name, unsigned flag
 	}
 }
 
-struct name_idx {
-	const char *name;
-	int idx;
-};
-
-static int cmp_name_idx(const void *a, const void *b)
+/* `.symver target, name@V[, ...]` after the `.symver` token: record the
+ * versioned name as the object file will hold it (`@@@` defines `name@@V`
+ * and drops the target's own name). */
+static void parse_symver(struct walker *w, const char *s, size_t len, size_t *pos)
 {
-	const struct name_idx *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+	struct module_info *mi = w->mi;
+	if (!asm_next_token(s, len, pos, w->tok))
+		return;
+	int t = asm_token_symbol(&w->names, w->tok);
+	if (t >= 0)
+		mi->syms[t].flags |= SF_IN_ASM | SF_ASM_NAME;
+	size_t i = *pos;
+	while (i < len && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (t < 0 || i == len || s[i] != ',')
+		return;
+	for (i++; i < len && (s[i] == ' ' || s[i] == '\t');)
+		i++;
+	size_t j = i;
+	while (j < len && !strchr(" \t\r\n,;#\"", s[j]))
+		j++;
+	char *name = xasprintf("%.*s", (int)(j - i), s + i);
+	char *at3 = strstr(name, "@@@");
+	if (at3)
+		memmove(at3 + 2, at3 + 3, strlen(at3 + 3) + 1);
+	if (!strchr(name, '@')) {
+		free(name);
+		return;
+	}
+	mi->symvers = xrealloc(mi->symvers, (mi->nsymvers + 1) * sizeof *mi->symvers);
+	mi->symvers[mi->nsymvers++] = (struct asm_symver){t, name, at3 != NULL};
 }
 
-static int is_ident_char(int c)
+/* Globals with an explicit section that could have __start_/__stop_ symbols. */
+static void section_table(const struct module_info *mi, struct name_table *t)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-	       c == '.' || c == '$';
+	t->v = xmalloc((mi->nsyms + 1) * sizeof *t->v);
+	t->n = 0;
+	for (int i = 0; i < mi->nsyms; i++) {
+		const struct sym *s = &mi->syms[i];
+		if (!(s->flags & SF_SECTION) || (s->kind != SYM_VAR && s->kind != SYM_FUNC))
+			continue;
+		const char *sec = LLVMGetSection(s->v);
+		if (sec && is_c_ident(sec))
+			t->v[t->n++] = (struct name_idx){sec, i};
+	}
+	qsort(t->v, t->n, sizeof *t->v, cmp_name_idx);
 }
 
-/* Module asm can name any symbol (.symver, .set, calls): flag every symbol
- * whose name appears in it as a token, so they all stay with the asm. */
-static void flag_asm_symbols(struct module_info *mi)
+/* Module asm can name any symbol (.symver, .set/.equ, calls, data): flag
+ * every symbol whose name appears in it as a token, so they all stay with the
+ * asm and keep their names. A section it names (directly, or through
+ * __start_/__stop_) keeps its globals with the asm too: `ld -r` concatenates a
+ * section's pieces in partition order, and the unsplit object has the asm's
+ * pieces first. */
+static void scan_module_asm(struct walker *w)
 {
+	struct module_info *mi = w->mi;
 	size_t len;
 	const char *s = LLVMGetModuleInlineAsm(mi->mod, &len);
 	if (!s || !len)
 		return;
 	mi->has_asm = 1;
-	struct name_idx *tab = xmalloc((mi->nsyms + 1) * sizeof *tab);
-	int n = 0;
-	for (int i = 0; i < mi->nsyms; i++)
-		if (mi->syms[i].name[0])
-			tab[n++] = (struct name_idx){mi->syms[i].name, i};
-	qsort(tab, n, sizeof *tab, cmp_name_idx);
-	char *tok = xmalloc(len + 1);
-	for (size_t i = 0; i < len;) {
-		if (!is_ident_char((unsigned char)s[i])) {
-			i++;
-			continue;
-		}
-		size_t j = i;
-		while (j < len && is_ident_char((unsigned char)s[j]))
-			j++;
-		memcpy(tok, s + i, j - i);
-		tok[j - i] = 0;
-		/* Lower bound by name; names are unique in a module. */
-		int lo = 0, hi = n;
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
-			if (strcmp(tab[mid].name, tok) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		struct name_idx *hit = lo < n && strcmp(tab[lo].name, tok) == 0 ? &tab[lo] : NULL;
-		if (hit)
-			mi->syms[hit->idx].flags |= SF_IN_ASM;
-		i = j;
+	struct name_table sect;
+	section_table(mi, &sect);
+	if (len + 1 > w->tok_cap)
+		w->tok = xrealloc(w->tok, w->tok_cap = len + 1);
+	for (size_t pos = 0; asm_next_token(s, len, &pos, w->tok);) {
+		const char *tok = w->tok;
+		int t = asm_token_symbol(&w->names, tok);
+		if (t >= 0)
+			mi->syms[t].flags |= SF_IN_ASM | SF_ASM_NAME;
+		if (strncmp(tok, "__start_", 8) == 0)
+			tok += 8;
+		else if (strncmp(tok, "__stop_", 7) == 0)
+			tok += 7;
+		for (int k = name_table_find(&sect, tok); k >= 0 && k < sect.n && !strcmp(sect.v[k].name, tok); k++)
+			mi->syms[sect.v[k].idx].flags |= SF_ASM_SECTION;
+		if (strcmp(w->tok, ".symver") == 0)
+			parse_symver(w, s, len, &pos);
 	}
-	free(tok);
-	free(tab);
+	free(sect.v);
 }
 
 /* Union-find over symbols. */
@@ -477,7 +597,8 @@ static unsigned long long var_bytes(LLVMValueRef v)
 static void decide_roles(struct module_info *mi, int ncomdats, const struct analyze_opts *opt)
 {
 	struct sym *S = mi->syms;
-	const unsigned never_dup = SF_BLOCKADDR | SF_IN_ASM | SF_CTOR | SF_USED | SF_ALIASEE | SF_SECTION;
+	const unsigned never_dup = SF_BLOCKADDR | SF_IN_ASM | SF_CTOR | SF_USED | SF_ALIASEE | SF_SECTION |
+				   SF_ASM_NAME | SF_INLINE_ASM | SF_ASM_SECTION;
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &S[i];
 		if (s->kind == SYM_VAR && strncmp(s->name, "llvm.", 5) == 0)
@@ -587,6 +708,23 @@ static void mark_dead(struct module_info *mi, int ncomdats)
 	free(stack);
 }
 
+/* `.symver x, name@@@V` renames x itself: the object keeps no symbol x, so
+ * nothing outside the asm's partition could reach it by name. Whatever
+ * references x stays with it. */
+static void join_symver_removed(struct module_info *mi, int *uf)
+{
+	struct sym *S = mi->syms;
+	char *gone = xcalloc(mi->nsyms + 1, 1);
+	for (int k = 0; k < mi->nsymvers; k++)
+		if (mi->symvers[k].removes && S[mi->symvers[k].sym].role == ROLE_OWNED)
+			gone[mi->symvers[k].sym] = 1;
+	for (int i = 0; i < mi->nsyms; i++)
+		for (int k = 0; k < S[i].nrefs && S[i].role == ROLE_OWNED; k++)
+			if (gone[S[i].refs[k]])
+				uf_union(uf, i, S[i].refs[k]);
+	free(gone);
+}
+
 static void build_units(struct module_info *mi, int ncomdats, struct walker *w, const struct analyze_opts *opt)
 {
 	struct sym *S = mi->syms;
@@ -612,7 +750,7 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w, 
 			else
 				uf_union(uf, i, comdat_first[s->comdat]);
 		}
-		if (s->flags & SF_IN_ASM) {
+		if (s->flags & (SF_IN_ASM | SF_ASM_SECTION)) {
 			if (asm_first < 0)
 				asm_first = i;
 			else
@@ -642,6 +780,7 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w, 
 		if (S[f].role == ROLE_OWNED && S[u].role == ROLE_OWNED)
 			uf_union(uf, f, u);
 	}
+	join_symver_removed(mi, uf);
 	union_sccs(mi, uf);
 	join_single_caller_locals(mi, uf, opt->join_limit, opt->join_growth);
 	free(comdat_first);
@@ -667,7 +806,7 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w, 
 		if (S[i].unit >= 0) {
 			ilist_push(&members[S[i].unit], i);
 			mi->units[S[i].unit].cost += S[i].kind == SYM_FUNC ? S[i].cost : 0;
-			if (S[i].flags & SF_IN_ASM)
+			if (S[i].flags & (SF_IN_ASM | SF_ASM_SECTION))
 				mi->units[S[i].unit].has_asm = 1;
 		}
 	mi->total_cost = 0;
@@ -836,8 +975,8 @@ static void stabilize_thinlto_names(struct module_info *mi)
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &mi->syms[i];
 		const char *x = llvm_suffix(s->name);
-		if (!x || strcmp(x, own_copy) != 0)
-			continue;
+		if (!x || strcmp(x, own_copy) != 0 || (s->flags & SF_ASM_NAME))
+			continue; /* asm text names it as it is */
 		s->orig_name = s->name;
 		s->name = xasprintf("%.*smtpc", (int)(x - s->name), s->name);
 		mi->nstable++;
@@ -870,6 +1009,7 @@ static void stabilize_private_names(struct module_info *mi, LLVMModuleRef m)
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &mi->syms[i];
 		if (s->kind != SYM_VAR || s->linkage != LLVMPrivateLinkage || !s->name[0] || s->orig_name ||
+		    (s->flags & SF_ASM_NAME) ||
 		    LLVMIsDeclaration(s->v))
 			continue;
 		char *text = LLVMPrintValueToString(s->v);
@@ -972,8 +1112,14 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	}
 	w.prof_kind = LLVMGetMDKindIDInContext(LLVMGetModuleContext(m), "prof", 4);
 	build_guid_table(&w);
-	stabilize_thinlto_names(mi);
-	stabilize_private_names(mi, m);
+	/* By the names the module (and so any asm text) uses: before the
+	 * edit-stable renaming, which skips the symbols asm names. */
+	w.names.v = xmalloc((mi->nsyms + 1) * sizeof *w.names.v);
+	for (int i = 0; i < mi->nsyms; i++)
+		if (mi->syms[i].name[0])
+			w.names.v[w.names.n++] = (struct name_idx){mi->syms[i].name, i};
+	qsort(w.names.v, w.names.n, sizeof *w.names.v, cmp_name_idx);
+	scan_module_asm(&w);
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &mi->syms[i];
 		w.cur = i;
@@ -1023,7 +1169,10 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	flag_special_array(&w, "llvm.global_dtors", SF_CTOR, 1);
 	flag_special_array(&w, "llvm.used", SF_USED, 0);
 	flag_special_array(&w, "llvm.compiler.used", SF_USED, 0);
-	flag_asm_symbols(mi);
+	free(w.names.v);
+	free(w.tok);
+	stabilize_thinlto_names(mi);
+	stabilize_private_names(mi, m);
 	decide_roles(mi, ncomdats, opt);
 	mark_dead(mi, ncomdats);
 	build_units(mi, ncomdats, &w, opt);
@@ -1055,6 +1204,9 @@ void module_info_free(struct module_info *mi)
 		free(mi->units[u].adj);
 		free(mi->units[u].adjw);
 	}
+	for (int k = 0; k < mi->nsymvers; k++)
+		free(mi->symvers[k].name);
+	free(mi->symvers);
 	free(mi->syms);
 	free(mi->units);
 	free(mi->source_file);

@@ -38,6 +38,14 @@ enum {
 	SF_INTERPOSABLE = 1 << 7, /* weak, linkonce, common, extern_weak: never copied */
 	SF_CONST = 1 << 8,        /* constant variable */
 	SF_SECTION = 1 << 9,      /* explicit section */
+	SF_ASM_NAME = 1 << 10,    /* named as text by module asm or a function's inline
+	                             asm: keeps its exact name in every partition (never
+	                             renamed, never duplicated; promoted under its own
+	                             name, see partition.c) */
+	SF_INLINE_ASM = 1 << 11,  /* function whose inline asm names a symbol of the
+	                             module: never copied to another partition */
+	SF_ASM_SECTION = 1 << 12, /* in a section module asm names (by name or through
+	                             __start_/__stop_): stays with the asm */
 };
 
 struct sym {
@@ -69,7 +77,7 @@ struct unit {
 	long cost;
 	int *adj, nadj;     /* neighbour units, ascending */
 	long *adjw;         /* edge weights (calls, refs; refs to locals weigh more) */
-	int has_asm;        /* holds the symbols module asm names */
+	int has_asm;        /* holds the symbols module asm names (or its sections) */
 };
 
 struct module_info {
@@ -86,6 +94,15 @@ struct module_info {
 	char *module_id;
 	int has_asm;
 	int nstable;          /* symbols given edit-stable names */
+	/* `.symver target, name@V` directives of module asm: the versioned symbol
+	 * takes the binding of its target, so when the target is promoted the
+	 * versioned name must be made local again at the merge too. */
+	struct asm_symver {
+		int sym;      /* the target */
+		char *name;   /* the versioned name as the object file holds it */
+		int removes;  /* `@@@`: the assembler drops the target's own name */
+	} *symvers;
+	int nsymvers;
 };
 
 /* Enumerate the module's globals in the canonical order into *vals (heap

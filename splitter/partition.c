@@ -327,7 +327,8 @@ static int copyable(struct ctx *c, int t, int p)
 {
 	const struct sym *T = &c->mi->syms[t];
 	return T->role == ROLE_OWNED && T->kind == SYM_FUNC && owner_of(c, t) != p &&
-	       !(T->flags & (SF_NOINLINE | SF_BLOCKADDR | SF_IN_ASM | SF_INTERPOSABLE | SF_ALIASEE)) &&
+	       !(T->flags & (SF_NOINLINE | SF_BLOCKADDR | SF_IN_ASM | SF_INTERPOSABLE | SF_ALIASEE | SF_ASM_NAME |
+			     SF_INLINE_ASM)) &&
 	       T->cost <= c->opt->copy_limit && (!(T->flags & SF_LOCAL) || c->plan->new_name[t]) &&
 	       locals_reachable(c, t, p);
 }
@@ -382,7 +383,7 @@ static void add_copies(struct ctx *c, int p, double crit_total)
 	for (int i = 0; i < mi->nsyms; i++) {
 		const struct sym *T = &mi->syms[i];
 		if (m[i] == M_DECL && T->role == ROLE_OWNED && T->kind == SYM_VAR && (T->flags & SF_CONST) &&
-		    !LLVMIsThreadLocal(T->v) && !(T->flags & (SF_INTERPOSABLE | SF_IN_ASM | SF_BLOCKADDR)) &&
+		    !LLVMIsThreadLocal(T->v) && !(T->flags & (SF_INTERPOSABLE | SF_IN_ASM | SF_ASM_NAME | SF_BLOCKADDR)) &&
 		    (!(T->flags & SF_LOCAL) || P->new_name[i]) && locals_reachable(c, i, p)) {
 			m[i] = M_COPY;
 			push(c, i);
@@ -504,7 +505,16 @@ static int name_taken(char **sorted, int n, const char *name)
 }
 
 /* Collision-free, edit-stable names for promoted locals: the name plus a hash
- * of the source file name, so two modules' helpers never meet. */
+ * of the source file name, so two modules' helpers never meet.
+ *
+ * Except a local that asm names as text (module asm, a function's inline
+ * asm): the text cannot be rewritten, so it is promoted under its own name
+ * (hidden, like any promotion) and made local again by the merge
+ * (localize.txt; nothing to rename back). That is safe: names are unique in
+ * the module, so no other symbol of the merged object has it, and the merge
+ * localizes it before the final link, where another module's static of the
+ * same name may exist. A `.symver` of it gives a versioned name with its
+ * binding: that name is localized too (local_extra). */
 static void name_promoted(struct ctx *c)
 {
 	const struct module_info *mi = c->mi;
@@ -525,6 +535,10 @@ static void name_promoted(struct ctx *c)
 		free(P->new_name[i]);
 		if (mi->syms[i].role != ROLE_DUP)
 			P->npromoted++;
+		if (mi->syms[i].flags & SF_ASM_NAME) {
+			P->new_name[i] = xstrdup(mi->syms[i].name);
+			continue;
+		}
 		const char *base = mi->syms[i].name;
 		char *anon = base[0] ? NULL : xasprintf("__mtpc_anon%d", i);
 		char *nm = xasprintf("%s.mtpc.%s", anon ? anon : base, hex);
@@ -536,6 +550,11 @@ static void name_promoted(struct ctx *c)
 		P->new_name[i] = nm;
 	}
 	free(names);
+	for (int k = 0; k < mi->nsymvers; k++)
+		if (P->new_name[mi->symvers[k].sym]) {
+			P->local_extra = xrealloc(P->local_extra, (P->nlocal_extra + 1) * sizeof *P->local_extra);
+			P->local_extra[P->nlocal_extra++] = xstrdup(mi->symvers[k].name);
+		}
 }
 
 /* What each partition holds: its owned symbols, what they reach, the
@@ -676,5 +695,8 @@ void split_plan_free(struct split_plan *P)
 	for (int i = 0; i < P->nsyms; i++)
 		free(P->new_name[i]);
 	free(P->new_name);
+	for (int k = 0; k < P->nlocal_extra; k++)
+		free(P->local_extra[k]);
+	free(P->local_extra);
 	memset(P, 0, sizeof *P);
 }

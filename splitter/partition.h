@@ -50,7 +50,10 @@ struct split_plan {
 	int nsyms;
 	int *owner;               /* per unit */
 	unsigned char **member;   /* [n][nsyms] enum member */
-	char **new_name;          /* per symbol: promoted name or NULL */
+	char **new_name;          /* per symbol: promoted name or NULL (its own
+	                             name for a local asm names) */
+	char **local_extra;       /* more names to localize after the merge: */
+	int nlocal_extra;         /* `.symver` names of promoted locals */
 	unsigned char *keep;      /* per symbol: owner must not discard it (referenced elsewhere) */
 	long *cost, *copy_cost;   /* per partition */
 	int asm_partition;        /* partition that gets module inline asm */

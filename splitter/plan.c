@@ -63,6 +63,8 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 			json_array_append_new(prom, o);
 			json_array_append_new(loc, json_string(P->new_name[i]));
 		}
+	for (int k = 0; k < P->nlocal_extra; k++)
+		json_array_append_new(loc, json_string(P->local_extra[k]));
 	json_object_set_new(root, "promoted", prom);
 	json_object_set_new(root, "localize", loc);
 	/* Cross-partition references: [from, to, count]. */
@@ -104,21 +106,34 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 	return out;
 }
 
+/* Appends name and a newline at *q (or only counts, with q NULL). */
+static void put_line(char **q, size_t *len, const char *name)
+{
+	size_t l = strlen(name);
+	if (*q) {
+		memcpy(*q, name, l);
+		(*q)[l] = '\n';
+		*q += l + 1;
+	}
+	*len += l + 1;
+}
+
 char *plan_localize_list(const struct module_info *mi, const struct split_plan *P)
 {
 	size_t len = 0;
-	for (int i = 0; i < mi->nsyms; i++)
-		if (P->new_name[i])
-			len += strlen(P->new_name[i]) + 1;
-	char *s = xmalloc(len + 1), *q = s;
-	for (int i = 0; i < mi->nsyms; i++)
-		if (P->new_name[i]) {
-			size_t l = strlen(P->new_name[i]);
-			memcpy(q, P->new_name[i], l);
-			q[l] = '\n';
-			q += l + 1;
-		}
-	*q = 0;
+	char *s = NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		char *q = s;
+		for (int i = 0; i < mi->nsyms; i++)
+			if (P->new_name[i])
+				put_line(&q, &len, P->new_name[i]);
+		for (int k = 0; k < P->nlocal_extra; k++)
+			put_line(&q, &len, P->local_extra[k]);
+		if (pass)
+			*q = 0;
+		else
+			s = xmalloc(len + 1);
+	}
 	return s;
 }
 
@@ -133,8 +148,8 @@ char *plan_rename_list(const struct module_info *mi, const struct split_plan *P)
 			if (s->orig_name && P->n > 1 && s->linkage != LLVMPrivateLinkage) {
 				from = s->name;
 				to = s->orig_name;
-			} else if (!from || !s->name[0] || s->linkage != LLVMInternalLinkage) {
-				continue;
+			} else if (!from || !s->name[0] || s->linkage != LLVMInternalLinkage || !strcmp(from, to)) {
+				continue; /* (promoted under its own name: nothing to rename back) */
 			}
 			size_t a = strlen(from), b = strlen(to);
 			if (pass) {
