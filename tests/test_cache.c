@@ -128,7 +128,7 @@ static void test_store_lookup(void)
 	mtpc_cache *c = mtpc_cache_open(path, 0);
 	char *s;
 	CHECK(c != NULL);
-	CHECK(sql_int(path, "PRAGMA user_version") == 1);
+	CHECK(sql_int(path, "PRAGMA user_version") == 2); /* schema v2: module_times */
 	CHECK(sql_int(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode()") == 1);
 	CHECK(mtpc_cache_lookup(c, "h1", "o1") == NULL);
 	CHECK(mtpc_cache_lookup_previous(c, "m.o", "o1") == NULL);
