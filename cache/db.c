@@ -77,7 +77,8 @@ static const char *const migrations[CACHE_SCHEMA_VERSION] = {
 	/* 1 -> 2: measured backend time per module path (mtpc-link chooses by it) */
 	"CREATE TABLE module_times("
 	"  module_path TEXT PRIMARY KEY,"
-	"  seconds REAL NOT NULL,"   /* backend compile, or the sum of the slots' */
+	"  seconds REAL NOT NULL,"   /* backend CPU, or the sum of the slots' */
+	"  split INTEGER NOT NULL,"  /* 1: recorded by a merge (the module was split) */
 	"  recorded REAL NOT NULL) WITHOUT ROWID;"
 	"PRAGMA user_version = 2;",
 };

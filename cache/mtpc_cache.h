@@ -55,12 +55,14 @@ int mtpc_cache_store(mtpc_cache *c, const char *module_path, const char *module_
 int mtpc_cache_record_partition(mtpc_cache *c, const char *module_hash, const char *options_hash,
 				int partition, double seconds, long long object_bytes);
 
-/* Record the measured backend seconds of a module (its plain backend, or the
- * sum of its partitions' compiles), by path. Returns 0 or -1. */
-int mtpc_cache_record_module(mtpc_cache *c, const char *module_path, double seconds);
+/* Record the measured backend CPU seconds of a module by path: its plain
+ * backend (split 0), or the sum of its partitions' compiles (split 1).
+ * Returns 0 or -1. */
+int mtpc_cache_record_module(mtpc_cache *c, const char *module_path, double seconds, int split);
 
-/* The last seconds recorded for module_path, or -1 if none (or on error). */
-double mtpc_cache_module_seconds(mtpc_cache *c, const char *module_path);
+/* The last seconds recorded for module_path, or -1 if none (or on error);
+ * *split (if non-NULL) gets the recorded split flag, or -1 if none. */
+double mtpc_cache_module_seconds(mtpc_cache *c, const char *module_path, int *split);
 
 /* Sum of the measured seconds of partitions 0..n-1 of one plan key, or -1
  * unless every one of them has a timing row. */

@@ -370,7 +370,7 @@ fail:
 	return -1;
 }
 
-int mtpc_cache_record_module(mtpc_cache *c, const char *module_path, double seconds)
+int mtpc_cache_record_module(mtpc_cache *c, const char *module_path, double seconds, int split)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
@@ -381,14 +381,16 @@ int mtpc_cache_record_module(mtpc_cache *c, const char *module_path, double seco
 		return -1;
 	if ((rc = cache_begin(c)))
 		goto fail;
-	st = cache_prepare(c->db, "INSERT INTO module_times(module_path, seconds, recorded) "
-				  "VALUES(?1, ?2, ?3) ON CONFLICT(module_path) DO UPDATE SET "
-				  "seconds = excluded.seconds, recorded = excluded.recorded");
+	st = cache_prepare(c->db, "INSERT INTO module_times(module_path, seconds, split, recorded) "
+				  "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(module_path) DO UPDATE SET "
+				  "seconds = excluded.seconds, split = excluded.split, "
+				  "recorded = excluded.recorded");
 	if (!st)
 		goto fail;
 	sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
 	sqlite3_bind_double(st, 2, seconds);
-	sqlite3_bind_double(st, 3, cache_now());
+	sqlite3_bind_int(st, 3, split != 0);
+	sqlite3_bind_double(st, 4, cache_now());
 	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(st);
@@ -402,11 +404,13 @@ fail:
 	return -1;
 }
 
-double mtpc_cache_module_seconds(mtpc_cache *c, const char *module_path)
+double mtpc_cache_module_seconds(mtpc_cache *c, const char *module_path, int *split)
 {
+	if (split)
+		*split = -1;
 	if (cache_unusable(c))
 		return -1;
-	sqlite3_stmt *st = cache_prepare(c->db, "SELECT seconds FROM module_times WHERE module_path = ?1");
+	sqlite3_stmt *st = cache_prepare(c->db, "SELECT seconds, split FROM module_times WHERE module_path = ?1");
 	if (!st) {
 		cache_fail(c, "cannot read module times");
 		return -1;
@@ -414,10 +418,13 @@ double mtpc_cache_module_seconds(mtpc_cache *c, const char *module_path)
 	sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
 	double s = -1;
 	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	if (rc == SQLITE_ROW) {
 		s = sqlite3_column_double(st, 0);
-	else if (rc != SQLITE_DONE)
+		if (split)
+			*split = sqlite3_column_int(st, 1);
+	} else if (rc != SQLITE_DONE) {
 		cache_fail(c, "cannot read module times");
+	}
 	sqlite3_finalize(st);
 	return s;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -70,6 +71,15 @@ static void pump(int fd_in, const char *in, size_t len, int fd_err, struct buf *
 		close(fd_err);
 }
 
+/* User + system seconds of every child waited for so far. */
+static double children_cpu(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 int proc_spawn(char *const *argv, const struct proc_io *io)
 {
 	static const struct proc_io defaults;
@@ -87,6 +97,8 @@ int proc_spawn(char *const *argv, const struct proc_io *io)
 	}
 	fcntl(ex[0], F_SETFD, FD_CLOEXEC);
 	fcntl(ex[1], F_SETFD, FD_CLOEXEC);
+	/* CPU of this child = growth of our waited-for children's total. */
+	double cpu0 = io->cpu ? children_cpu() : 0;
 	pid_t pid = fork();
 	if (pid < 0) {
 		mtpc_error("fork: %s", strerror(errno));
@@ -129,6 +141,8 @@ int proc_spawn(char *const *argv, const struct proc_io *io)
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (io->cpu)
+		*io->cpu = children_cpu() - cpu0;
 	int e = 0;
 	ssize_t n = read(ex[0], &e, sizeof e);
 	close(ex[0]);

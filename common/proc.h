@@ -15,6 +15,9 @@ struct proc_io {
 	const char *in;   /* bytes fed to its stdin (NULL: stdin inherited) */
 	size_t in_len;
 	struct buf *err;  /* its stderr is captured here (NULL: inherited) */
+	double *cpu;      /* if non-NULL: set to the user + system CPU seconds of
+	                   * the child and the descendants it waited for (steadier
+	                   * than wall time on a loaded machine) */
 };
 
 /* Run argv (PATH searched) with io (NULL: all defaults) and wait for it.

@@ -52,6 +52,7 @@ static struct module *add_module(struct graph *g, const char *path)
 	m->size = stat(path, &st) == 0 ? (long long)st.st_size : 0;
 	m->insts = -1;
 	m->seconds = -1;
+	m->was_split = -1;
 	buf_printf(&g->modules_list, "%s\n", path);
 	return m;
 }
@@ -456,8 +457,10 @@ static void estimate_costs(const struct graph_conf *gc, struct graph *g)
  * history where that disagrees by more than a quarter. Seconds are turned
  * into instructions at this link's own rate (its modules with history, at
  * least two), so the threshold keeps one unit on any machine and only a
- * module whose instructions are unusually slow (or fast) to compile moves;
- * noise of a few percent never flips a choice. */
+ * module whose instructions are unusually slow (or fast) to compile moves.
+ * A module split last time stays split down to 3/4 of the threshold: a
+ * split module is measured as the sum of its slots, a little more than its
+ * backend, and each flip re-plans it (and the shares of its neighbours). */
 static void choose_splits(const struct graph_conf *gc, struct graph *g)
 {
 	int by_cost = gc->threshold < 0;
@@ -469,7 +472,7 @@ static void choose_splits(const struct graph_conf *gc, struct graph *g)
 		struct module *m = &g->mods[i];
 		if (m->insts <= 0)
 			continue;
-		m->seconds = gc->history(gc->history_ctx, m->path);
+		m->seconds = gc->history(gc->history_ctx, m->path, &m->was_split);
 		if (m->seconds > 0) {
 			hist_secs += m->seconds;
 			hist_insts += (double)m->insts;
@@ -490,6 +493,8 @@ static void choose_splits(const struct graph_conf *gc, struct graph *g)
 			m->split = 0;
 		else if (!by_cost)
 			m->split = m->size > gc->threshold;
+		else if (m->was_split == 1)
+			m->split = m->cost * 4 >= gc->cost_threshold * 3; /* hysteresis */
 		else
 			m->split = m->cost >= gc->cost_threshold;
 		/* History is worth keeping for every module that could come near

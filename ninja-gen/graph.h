@@ -29,9 +29,10 @@
  * like lld's in-process ld-temp.o. In the inner directory. */
 #define REGULAR_LTO_OBJ "regular-lto.o"
 
-/* Measured history of one module: the seconds of its last backend (or of its
- * slots together), or -1 if unknown. */
-typedef double (*graph_history_fn)(void *ctx, const char *module_path);
+/* Measured history of one module: the CPU seconds of its last backend (or of
+ * its slots together), or -1 if unknown; *was_split: whether it was split
+ * then (-1 if unknown). */
+typedef double (*graph_history_fn)(void *ctx, const char *module_path, int *was_split);
 
 /* Default cost threshold, in summary instructions: about 3 s of backend on
  * a 2020s x86 core (SQLite's sqlite3.c: 221k instructions, 15 s). Below
@@ -68,6 +69,7 @@ struct module {
 	long long cost;  /* what the choice compared: instructions, estimated or
 	                  * (history) measured seconds in instructions */
 	int measured;    /* cost comes from the history */
+	int was_split;   /* history: split at its last build (1), not (0), unknown (-1) */
 	int split;
 	int record;      /* its backend/merge step records its time (history) */
 };

@@ -375,9 +375,9 @@ static void summary(const struct graph *g, const struct graph_conf *gc, double s
 	buf_free(&b);
 }
 
-static double cache_history(void *ctx, const char *module_path)
+static double cache_history(void *ctx, const char *module_path, int *was_split)
 {
-	return mtpc_cache_module_seconds(ctx, module_path);
+	return mtpc_cache_module_seconds(ctx, module_path, was_split);
 }
 
 /* The plan cache, checked once per link: usable, it serves the module

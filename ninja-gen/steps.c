@@ -134,9 +134,11 @@ static int compile_checked(const struct step *s, double *seconds, long long *byt
 	char *tmp = xasprintf("%s.tmp", s->out);
 	unlink(tmp);
 	struct buf err = {0};
-	double t0 = mtpc_now();
-	int st = proc_run(s->cmd, NULL, NULL, &err);
-	*seconds = mtpc_now() - t0;
+	/* CPU seconds, not wall: what the compile costs, whatever else the
+	 * machine runs meanwhile (the plan cache and mtpc-link's choice of
+	 * modules compare these times across builds). */
+	struct proc_io io = {.err = &err, .cpu = seconds};
+	int st = proc_spawn(s->cmd, &io);
 	if (err.len)
 		fputs(err.s, stderr);
 	long long size = file_size(tmp);
@@ -243,7 +245,7 @@ static void record_module(const struct step *s, double seconds, int n)
 		free(plan);
 	}
 	if (seconds >= 0)
-		mtpc_cache_record_module(c, s->record_module, seconds);
+		mtpc_cache_record_module(c, s->record_module, seconds, n > 0);
 	mtpc_cache_close(c);
 #else
 	(void)s;
