@@ -173,7 +173,8 @@ static void walk_const(struct walker *w, LLVMValueRef c)
 		return;
 	ptrmap_put(&w->seen, c, w->gen);
 	if (LLVMIsABlockAddress(c)) {
-		LLVMValueRef fn = LLVMGetOperand(c, 0);
+		/* Not operand 0: LLVM 22 keeps only the block as an operand. */
+		LLVMValueRef fn = LLVMGetBlockAddressFunction(c);
 		int s = fn ? sym_of(w, fn) : -1;
 		if (s >= 0) {
 			ilist_push(&w->ba_fn, s);
