@@ -281,6 +281,16 @@ static int cmp_cost_desc(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
+/* "<sep><module> <cost>[ measured]"; then *sep becomes ", ". */
+static void module_cost(struct buf *b, const char **sep, const struct module *m)
+{
+	buf_printf(b, "%s%s ", *sep, base_name(m->path));
+	human(b, m->cost);
+	if (m->measured)
+		buf_add(b, " measured");
+	*sep = ", ";
+}
+
 /* "; <rule>: <module> <cost>...; not split: <module> <cost>...": why each
  * large module was or was not split. */
 static void summary_reasons(struct buf *b, const struct graph *g, const struct graph_conf *gc)
@@ -301,27 +311,16 @@ static void summary_reasons(struct buf *b, const struct graph *g, const struct g
 	human(b, gc->cost_threshold);
 	buf_add(b, " instructions");
 	const char *sep = ": ";
-	for (size_t i = 0; i < g->nmods; i++) {
-		if (!v[i]->split)
-			continue;
-		buf_printf(b, "%s%s ", sep, base_name(v[i]->path));
-		human(b, v[i]->cost);
-		if (v[i]->measured)
-			buf_add(b, " measured");
-		sep = ", ";
-	}
+	for (size_t i = 0; i < g->nmods; i++)
+		if (v[i]->split)
+			module_cost(b, &sep, v[i]);
 	sep = "; not split: ";
 	int shown = 0;
-	for (size_t i = 0; i < g->nmods && shown < SUMMARY_UNSPLIT; i++) {
-		if (v[i]->split || v[i]->cost * 4 < gc->cost_threshold)
-			continue;
-		buf_printf(b, "%s%s ", sep, base_name(v[i]->path));
-		human(b, v[i]->cost);
-		if (v[i]->measured)
-			buf_add(b, " measured");
-		sep = ", ";
-		shown++;
-	}
+	for (size_t i = 0; i < g->nmods && shown < SUMMARY_UNSPLIT; i++)
+		if (!v[i]->split && v[i]->cost * 4 >= gc->cost_threshold) {
+			module_cost(b, &sep, v[i]);
+			shown++;
+		}
 	free(v);
 }
 
