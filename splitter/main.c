@@ -27,7 +27,7 @@
 #define STR(x) STR_(x)
 #define LLVM_MAJOR STR(MTPC_LLVM_MAJOR)
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 16
+#define ALGORITHM 17
 
 static void usage(FILE *f)
 {
@@ -508,6 +508,7 @@ int main(int argc, char **argv)
 		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
 		.copy_budget = o.copy_budget, .critical_copy_budget = o.crit_copy_budget, .balance_slack = o.slack, .local_dup_budget = o.local_dup_budget,
 		.seed = have_seed ? plan_seed_lookup : NULL, .seed_ctx = have_seed ? &seed : NULL,
+		.seed_copy = have_seed ? plan_seed_had_copy : NULL,
 		.scale = have_seed && seed.rebalance ? plan_seed_scale : NULL, .scale_ctx = have_seed ? &seed : NULL,
 		.weights = o.weights, .nweights = o.nweights};
 	/* Without a real measured imbalance, every seeded unit keeps its partition. */
@@ -522,6 +523,7 @@ int main(int argc, char **argv)
 		split_plan_free(&plan);
 		exact = 0;
 		popt.seed = NULL;
+		popt.seed_copy = NULL;
 		popt.scale = NULL;
 		popt.seed_exact = 0;
 		partition_module(&mi, &popt, &plan);

@@ -390,6 +390,24 @@ static void add_copies(struct ctx *c, int p, double crit_total)
 		}
 	}
 	close_over_refs(c, p);
+	/* The previous plan's copies first, whatever the budget says now
+	 * (partition_opts.seed_copy): only a real change of the code may change
+	 * a partition. What they use comes with them. */
+	for (int depth = 0; c->opt->seed && c->opt->seed_copy && depth < 2; depth++) {
+		/* Two rounds: a copy's own callees can be copies (two call levels). */
+		for (int i = 0; i < mi->nsyms; i++) {
+			const struct sym *T = &mi->syms[i];
+			if (m[i] == M_DECL && T->kind == SYM_FUNC && T->cost <= c->opt->copy_limit &&
+			    c->opt->seed_copy(c->opt->seed_ctx, T->name, p) && copyable(c, i, p)) {
+				m[i] = M_COPY;
+				P->copy_cost[p] += T->cost;
+				P->keep[i] = 1;
+				P->ncopies++;
+				push(c, i);
+			}
+		}
+		close_over_refs(c, p);
+	}
 	int *level = xmalloc((mi->nsyms + 1) * sizeof *level), nl = 0;
 	int *callers = xcalloc(mi->nsyms + 1, sizeof *callers);
 	struct cand *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);

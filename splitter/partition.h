@@ -34,6 +34,13 @@ struct partition_opts {
 	                         regardless of the balance cap */
 	int seed_keep;        /* seeded units keep their partition regardless of
 	                         the cap (no measured reason to rebalance) */
+	/* Optional, with seed: whether the previous plan gave partition p an
+	 * available_externally copy of name. Such copies are kept (while p still
+	 * calls the function and it may be copied) before any new one is
+	 * chosen, budget or not: copy budgets follow partition costs, which
+	 * measured times rescale, and a re-decided copy set changes a partition
+	 * that no edit touched. */
+	int (*seed_copy)(void *seed_ctx, const char *name, int p);
 	/* Optional cost scale per symbol from measured times (1.0 if NULL). */
 	double (*scale)(void *scale_ctx, const char *name);
 	void *scale_ctx;

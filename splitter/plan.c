@@ -177,7 +177,39 @@ struct seed_entry {
 
 static int cmp_entry(const void *a, const void *b)
 {
-	return strcmp(((const struct seed_entry *)a)->name, ((const struct seed_entry *)b)->name);
+	const struct seed_entry *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->part > y->part) - (x->part < y->part);
+}
+
+/* The name the analysis uses for a plan's name: ThinLTO's `.llvm.<hash>`
+ * changes with every edit, so match the edit-stable name (analyze.h). */
+static char *seed_name(const char *nm)
+{
+	const char *x = llvm_suffix(nm);
+	return x ? xasprintf("%.*smtpc", (int)(x - nm), nm) : xstrdup(nm);
+}
+
+/* The names of one kind ("owned", "copies") of every partition, sorted. */
+static struct seed_entry *seed_entries(json_t *parts, const char *kind, int *count)
+{
+	size_t total = 0;
+	for (size_t p = 0; p < json_array_size(parts); p++)
+		total += json_array_size(json_object_get(json_array_get(parts, p), kind));
+	struct seed_entry *e = xmalloc((total + 1) * sizeof *e);
+	int n = 0;
+	for (size_t p = 0; p < json_array_size(parts); p++) {
+		json_t *names = json_object_get(json_array_get(parts, p), kind);
+		for (size_t k = 0; k < json_array_size(names); k++) {
+			const char *nm = json_string_value(json_array_get(names, k));
+			if (nm)
+				e[n++] = (struct seed_entry){seed_name(nm), (int)p};
+		}
+	}
+	if (n)
+		qsort(e, n, sizeof *e, cmp_entry);
+	*count = n;
+	return e;
 }
 
 int plan_seed_parse(const char *text, struct plan_seed *seed, char **error)
@@ -202,32 +234,14 @@ int plan_seed_parse(const char *text, struct plan_seed *seed, char **error)
 	seed->npartitions = (int)json_array_size(parts);
 	seed->measured = xmalloc((seed->npartitions + 1) * sizeof *seed->measured);
 	seed->cost = xcalloc(seed->npartitions + 1, sizeof *seed->cost);
-	size_t total = 0;
-	for (size_t p = 0; p < json_array_size(parts); p++)
-		total += json_array_size(json_object_get(json_array_get(parts, p), "owned"));
-	struct seed_entry *e = xmalloc((total + 1) * sizeof *e);
-	int n = 0;
 	for (size_t p = 0; p < json_array_size(parts); p++) {
 		json_t *o = json_array_get(parts, p);
 		json_t *ms = json_object_get(o, "measured_seconds");
 		seed->measured[p] = json_is_number(ms) ? json_number_value(ms) : -1;
 		seed->cost[p] = (long)json_integer_value(json_object_get(o, "cost"));
-		json_t *owned = json_object_get(o, "owned");
-		for (size_t k = 0; k < json_array_size(owned); k++) {
-			const char *nm = json_string_value(json_array_get(owned, k));
-			const char *x = nm ? llvm_suffix(nm) : NULL;
-			/* ThinLTO's `.llvm.<hash>` changes with every edit: match the
-			 * edit-stable name the analysis uses (analyze.h). */
-			if (x)
-				e[n++] = (struct seed_entry){xasprintf("%.*smtpc", (int)(x - nm), nm), (int)p};
-			else if (nm)
-				e[n++] = (struct seed_entry){xstrdup(nm), (int)p};
-		}
 	}
-	json_decref(root);
-	plan_seed_weigh(seed, NULL, 0);
-	if (n)
-		qsort(e, n, sizeof *e, cmp_entry);
+	int n;
+	struct seed_entry *e = seed_entries(parts, "owned", &n);
 	seed->names = xmalloc((n + 1) * sizeof *seed->names);
 	seed->parts = xmalloc((n + 1) * sizeof *seed->parts);
 	for (int i = 0; i < n; i++) {
@@ -236,6 +250,17 @@ int plan_seed_parse(const char *text, struct plan_seed *seed, char **error)
 	}
 	seed->n = n;
 	free(e);
+	e = seed_entries(parts, "copies", &n);
+	seed->copy_names = xmalloc((n + 1) * sizeof *seed->copy_names);
+	seed->copy_parts = xmalloc((n + 1) * sizeof *seed->copy_parts);
+	for (int i = 0; i < n; i++) {
+		seed->copy_names[i] = e[i].name;
+		seed->copy_parts[i] = e[i].part;
+	}
+	seed->ncopies = n;
+	free(e);
+	json_decref(root);
+	plan_seed_weigh(seed, NULL, 0);
 	return 0;
 }
 
@@ -306,10 +331,29 @@ double plan_seed_scale(void *ctx, const char *name)
 	return r < 0.25 ? 0.25 : r > 4 ? 4 : r;
 }
 
+int plan_seed_had_copy(void *ctx, const char *name, int p)
+{
+	const struct plan_seed *s = ctx;
+	int lo = 0, hi = s->ncopies;
+	while (lo < hi) { /* first entry >= (name, p) */
+		int mid = (lo + hi) / 2;
+		int c = strcmp(s->copy_names[mid], name);
+		if (c < 0 || (c == 0 && s->copy_parts[mid] < p))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->ncopies && !strcmp(s->copy_names[lo], name) && s->copy_parts[lo] == p;
+}
+
 void plan_seed_free(struct plan_seed *s)
 {
 	for (int i = 0; i < s->n; i++)
 		free(s->names[i]);
+	for (int i = 0; i < s->ncopies; i++)
+		free(s->copy_names[i]);
+	free(s->copy_names);
+	free(s->copy_parts);
 	free(s->names);
 	free(s->parts);
 	free(s->measured);

@@ -42,6 +42,9 @@ struct plan_seed {
 	                     partition measured, max/mean > 1.2, slowest > 2 s):
 	                     only then do they rescale costs and may units move */
 	long *cost;       /* per partition estimated cost */
+	char **copy_names; /* the plan's copies, sorted by (name, partition) */
+	int *copy_parts;
+	int ncopies;
 };
 
 /* Parse plan JSON text into a seed. Returns 0, or -1 with *error (heap) if the
@@ -56,6 +59,9 @@ int plan_seed_lookup(void *seed, const char *name);
 /* Cost scale from measured times (measured/estimated of the symbol's old
  * partition, normalized); 1.0 when unknown. Matches partition_opts.scale. */
 double plan_seed_scale(void *seed, const char *name);
+/* Whether the seed's partition p had a copy of name. Matches
+ * partition_opts.seed_copy. */
+int plan_seed_had_copy(void *seed, const char *name, int p);
 void plan_seed_free(struct plan_seed *seed);
 
 #endif

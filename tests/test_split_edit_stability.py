@@ -97,3 +97,32 @@ def test_seed_finds_long_literals(tmp_path):
     sl.split(sl.to_bitcode(src, tmp_path / "m1.bc"), out, 4)
     changed = [p.name for p in sorted(out.glob("p*.bc")) if p.read_bytes() != before[p.name]]
     assert len(changed) == 1, changed
+
+
+
+def test_seeded_split_keeps_its_copies(tmp_path):
+    """A seeded split keeps the previous plan's copies whatever the copy budgets say now:
+    budgets follow partition costs, which measured times rescale and a cost change can move
+    the critical partition. Here the re-split of the same module gets no copy budget at all,
+    yet every partition comes out byte-identical to the first split."""
+    import json
+    import splitlib as sl
+    from test_split_copies import module_text  # an SCC calling small helpers owned elsewhere
+    src = tmp_path / "m.ll"
+    src.write_text(module_text())
+    bc = sl.to_bitcode(src, tmp_path / "m.bc")
+    first, second = tmp_path / "first", tmp_path / "second"
+    sl.split(bc, first, 4, "--min-cost", "0", "--no-cache")
+    plan = json.loads((first / "plan.json").read_text())
+    ncopies = sum(len(p["copies"]) for p in plan["partitions"])
+    assert ncopies > 0, "the module should give copies"
+    sl.split(bc, second, 4, "--min-cost", "0", "--no-cache", "--seed-plan", first / "plan.json",
+             "--copy-budget", "0", "--critical-copy-budget", "0")
+    for p in sorted(first.glob("p*.bc")):
+        assert (second / p.name).read_bytes() == p.read_bytes(), f"{p.name} changed"
+    # Without a seed, the same budgets give no copies: the seed is what kept them.
+    third = tmp_path / "third"
+    sl.split(bc, third, 4, "--min-cost", "0", "--no-cache", "--no-seed",
+             "--copy-budget", "0", "--critical-copy-budget", "0")
+    plan3 = json.loads((third / "plan.json").read_text())
+    assert sum(len(p["copies"]) for p in plan3["partitions"]) < ncopies
