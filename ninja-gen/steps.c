@@ -126,8 +126,25 @@ static int take_dwo(const char *dwo)
 	return r < 0 ? -1 : 0;
 }
 
-/* Shared by the backend and slot steps. */
-static int compile_checked(const struct step *s, double *seconds, long long *bytes)
+/* A failure of the machine, not of the input: the disk or the quota is full.
+ * The fallbacks below (an empty partition object that makes the merge compile
+ * the module unsplit, a fallback dyndep) are recorded by Ninja as a step that
+ * succeeded, and would be trusted by every later build until the module
+ * changes; a full disk must instead fail the step, so that the next build,
+ * with space again, retries it (tests/test_faults.py, full filesystem). */
+static const char *out_of_space(const char *msg)
+{
+	static const int codes[] = {ENOSPC, EDQUOT};
+	for (size_t i = 0; msg && i < sizeof codes / sizeof codes[0]; i++)
+		if (strstr(msg, strerror(codes[i])))
+			return strerror(codes[i]);
+	return NULL;
+}
+
+/* Shared by the backend and slot steps. *machine is set when the failure is
+ * not the compiler's (out of space, or our own write of the object failed):
+ * then a slot must fail rather than fall back. */
+static int compile_checked(const struct step *s, double *seconds, long long *bytes, int *machine)
 {
 	if (!need(s, s->out, "--out") || !s->cmd || !s->cmd[0])
 		return 2;
@@ -149,7 +166,11 @@ static int compile_checked(const struct step *s, double *seconds, long long *byt
 		free(dt);
 	}
 	if (bad) {
-		if (st == 0)
+		const char *full = out_of_space(err.s);
+		*machine = full != NULL;
+		if (full)
+			mtpc_error("compiling %s failed: %s (the next build retries it)", s->out, full);
+		else if (st == 0)
 			mtpc_error("compiling %s failed: %s", s->out,
 				   size <= 0 ? "empty or missing object (ThinLTO backend error?)"
 					     : "\"Error running ThinLTO backend\"");
@@ -164,6 +185,7 @@ static int compile_checked(const struct step *s, double *seconds, long long *byt
 	if (r == 0 && s->dwo)
 		r = take_dwo(s->dwo);
 	*bytes = size;
+	*machine = r < 0; /* the compile worked, writing its result did not */
 	return r < 0 ? 1 : 0;
 }
 
@@ -369,6 +391,12 @@ static int split_step(const struct step *s)
 	int kmax = atoi(s->kmax);
 	char *why = NULL;
 	int n = kmax >= 1 ? run_split(s, kmax, &why) : -1, unused = n == SPLIT_UNUSED;
+	if (n < 0 && why && out_of_space(why)) {
+		/* No fallback dyndep: it would stay trusted (see out_of_space). */
+		mtpc_error("splitting %s failed (%s)", s->module, why);
+		free(why);
+		return 1;
+	}
 	if (unused) {
 		/* No warning: the plain backend turns it into the empty object
 		 * that distributed ThinLTO gives such a member, and the link,
@@ -592,7 +620,8 @@ static int run_step(struct step *s)
 	}
 	double sec = 0;
 	long long bytes = 0;
-	int r = compile_checked(s, &sec, &bytes);
+	int machine = 0;
+	int r = compile_checked(s, &sec, &bytes, &machine);
 	if (r == 0 && !strcmp(s->name, "--backend-step"))
 		record_module(s, sec, 0);
 	if (strcmp(s->name, "--slot-step") || !s->out || !s->cmd || !s->cmd[0])
@@ -601,6 +630,8 @@ static int run_step(struct step *s)
 		record_timing(s, sec, bytes);
 		return 0;
 	}
+	if (machine)
+		return r; /* not the partition's fault: no fallback, rerun next time */
 	/* The build must not break because of MTPC: leave an empty object (and
 	 * .dwo) that tells the merge to compile the module unsplit. */
 	mtpc_warn("compiling partition %s failed; its module will be compiled unsplit", s->out);
