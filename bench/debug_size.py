@@ -26,7 +26,9 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-LLVM_BIN = pathlib.Path(os.environ.get("MTPC_LLVM_BIN", "/usr/lib/llvm-19/bin"))
+sys.path.insert(0, str(ROOT / "bench"))
+import lib  # noqa: E402  (the LLVM of the MTPC build: $MTPC_LLVM_VERSION or MTPC_BUILD_DIR's)
+LLVM_BIN = lib.LLVM_BIN
 
 
 def tool(name):
@@ -73,7 +75,8 @@ def dwo_files(binary):
 
 def configure_and_build(args, src, bdir, mtpc, flags):
     cmd = ["cmake", "-S", src, "-B", bdir, "-G", "Ninja",
-           "-DCMAKE_C_COMPILER=/usr/bin/clang-19", "-DCMAKE_CXX_COMPILER=/usr/bin/clang++-19",
+           f"-DCMAKE_C_COMPILER={lib.versioned_driver('clang')}",
+           f"-DCMAKE_CXX_COMPILER={lib.versioned_driver('clang++')}",
            f"-DCMAKE_AR={tool('llvm-ar')}", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
            f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}",
            "-DMTPC_SPLIT_THRESHOLD=0", f"-DMTPC_MAX_PARTITIONS={args.partitions}",

@@ -66,6 +66,12 @@ def llvm_tool(name):
     raise BenchError(f"{name} not found in {LLVM_BIN} (run scripts/install-deps.sh)")
 
 
+def mtpc_dir():
+    """MTPC_DIR for a benchmark project: the package config of the MTPC build (BUILD/cmake:
+    its tools and its LLVM version), else the source tree (MTPC.cmake finds <tree>/build)."""
+    return BUILD / "cmake" if (BUILD / "cmake" / "MTPCConfig.cmake").exists() else ROOT
+
+
 def mtpc_tool(name, build=None):
     """Path of a built MTPC tool (e.g. 'mtpc-split'), or None when it is not built yet."""
     build = pathlib.Path(build or BUILD)

@@ -118,7 +118,7 @@ def cmd_compare(args):
         if args.project == "cxx":
             cfg.append(f"-DCMAKE_CXX_COMPILER={clangxx}")
         if k is not None:
-            cfg += [f"-D{prefix}_USE_MTPC=ON", f"-DMTPC_DIR={lib.ROOT}",
+            cfg += [f"-D{prefix}_USE_MTPC=ON", f"-DMTPC_DIR={lib.mtpc_dir()}",
                     f"-DMTPC_MAX_PARTITIONS={k}", f"-DMTPC_CACHE={bld / 'plans.sqlite'}",
                     f"-DMTPC_SPLIT_THRESHOLD={args.threshold}"]
         print(f"{name}: configure + build", flush=True)

@@ -56,7 +56,7 @@ def main(argv=None):
         print(f"{name}: configure + build", flush=True)
         lib.run_measured(["cmake", "-G", "Ninja", "-S", lib.ROOT / "bench" / "sqlite", "-B", bld,
                           f"-DCMAKE_C_COMPILER={clang}", f"-DSQLITE_AMALGAMATION_DIR={amal}",
-                          f"-DMTPC_DIR={lib.ROOT}", "-DMTPC_MAX_PARTITIONS=2",
+                          f"-DMTPC_DIR={lib.mtpc_dir()}", "-DMTPC_MAX_PARTITIONS=2",
                           f"-DMTPC_CACHE={bld / 'plans.sqlite'}", *extra])
         lib.run_measured(["ninja", "-C", bld, "sqlite3"])
     walls = {n: [] for n in CONFIGS}
