@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* migrations[v] brings a database from user_version v to v + 1. Append only:
  * never edit a released step, add the next one (and bump
@@ -297,6 +298,16 @@ mtpc_cache *mtpc_cache_open_ex(const char *path, int readonly, char **errmsg)
 		char *dir = parent_dir(path);
 		if (mtpc_mkdir_p(dir) < 0) {
 			msg = xasprintf("%s: cannot create directory %s: %s", path, dir, strerror(errno));
+			free(dir);
+			goto fail;
+		}
+		/* Say why ourselves here too: when SQLite cannot create the file
+		 * it retries read-only, and its errno is then ENOENT ("cannot open
+		 * plan cache (No such file or directory)" for a directory the user
+		 * may not write in; tests/test_faults.py, cache as nobody). */
+		if (access(dir, W_OK | X_OK) < 0) {
+			msg = xasprintf("%s: cannot create the plan cache in %s: %s", path, dir,
+					strerror(errno));
 			free(dir);
 			goto fail;
 		}

@@ -327,3 +327,110 @@ def test_full_filesystem_mid_build(synth, tmpfs):
     named = [l for l in out.splitlines()
              if l.startswith("mtpc-link: error:") and "No space left on device" in l]
     assert named and re.search(r"\S+\.(o|bc|dd|n)\b", named[0]), out
+
+
+# ---- 4. three builds sharing one plan cache at once ------------------------------------
+
+def test_three_builds_share_one_cache(synth, tmp_path):
+    """Three build directories, one MTPC_CACHE, started together: every build succeeds
+    without a cache warning (WAL, busy timeout, BEGIN IMMEDIATE), every split and slot of
+    every build reached the cache, and each build gives the clean build's output."""
+    src, ref = synth
+    cache = tmp_path / "shared" / "plans.sqlite"
+    dirs = [tmp_path / f"b{i}" for i in range(3)]
+    for b in dirs:
+        conf(src, b, [f"-DMTPC_CACHE={cache}"])
+    builds = []
+    try:
+        builds = [Build(b) for b in dirs]
+        codes = [bld.wait() for bld in builds]
+    finally:
+        for bld in builds:
+            bld.kill()
+    for bld, code in zip(builds, codes):
+        out = bld.output()
+        assert code == 0, out
+        assert "mtpc-link: app:" in out, out
+        bad = [l for l in out.splitlines() if "plan cache" in l or "locked" in l
+               or "warning" in l]
+        assert not bad, "\n".join(bad)
+    con = sqlite3.connect(cache)
+    try:
+        for b in dirs:
+            (n,) = con.execute("SELECT count(DISTINCT module_path) FROM builds "
+                               "WHERE module_path LIKE ?", (f"{b}/%",)).fetchone()
+            assert n == 4, f"{b}: {n} of its 4 splits are in the cache's build log"
+        (plans,) = con.execute("SELECT count(*) FROM plans").fetchone()
+        (timed,) = con.execute("SELECT count(*) FROM timings").fetchone()
+    finally:
+        con.close()
+    # The three builds split the same modules the same way: one plan per module (the key
+    # is the module's content and the options), each partition timed.
+    assert plans == 4 and timed == 8, (plans, timed)
+    for b in dirs:
+        assert_same(b, ref)
+
+
+# ---- 5. a plan cache the build cannot write --------------------------------------------
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs the build as nobody: needs root")
+@pytest.mark.parametrize("kind", ["read-only file", "read-only directory"])
+def test_unwritable_cache_as_nobody(kind):
+    """The build runs as nobody with a build directory and a HOME of its own; its plan
+    cache is root's: an existing cache file it may only read, or a path in a directory it
+    cannot create files in. One warning per link, naming the cache; the build succeeds.
+    (A directory or a non-SQLite file as cache: tests/test_default_build.py.)"""
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) not installed")
+    base = pathlib.Path(tempfile.mkdtemp(prefix="mtpc-nobody-"))   # not under pytest's 0700
+    try:
+        base.chmod(0o755)
+        home, b, croot = base / "home", base / "b", base / "cache"
+        for d in (home, b):
+            d.mkdir()
+            os.chown(d, 65534, 65534)
+        croot.mkdir()
+        cache = croot / "plans.sqlite"
+        if kind == "read-only file":
+            # A real MTPC cache, made by root: nobody may read it, not write it.
+            run([tool("mtpc-cache"), "--cache", cache, "record", "--module-hash", "0" * 64,
+                 "--options-hash", "0" * 64, "--partition", "0", "--seconds", "1",
+                 "--object-bytes", "1"])
+            assert cache.exists()
+            cache.chmod(0o644)
+        croot.chmod(0o755)
+        env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME",)}
+        env.update(HOME=str(home), MTPC_CACHE=str(cache), USER="nobody", LOGNAME="nobody")
+        r = run([*NOBODY, "cmake", "-S", PROJECTS / "c", "-B", b, "-G", "Ninja",
+                 f"-DCMAKE_C_COMPILER={CLANG}", f"-DCMAKE_CXX_COMPILER={CLANGXX}",
+                 f"-DCMAKE_AR={llvm_tool('llvm-ar')}", "-DCMAKE_BUILD_TYPE=Release",
+                 "-DSAMPLE_MTPC=ON", f"-DMTPC_DIR={mtpc_config_dir()}",
+                 "-DMTPC_MAX_PARTITIONS=2", "-DMTPC_JOBS=2", "-DMTPC_SPLIT_COST=1"],
+                env=env, timeout=BOUND, check=False)
+        if r.returncode != 0 and "Permission denied" in r.stderr + r.stdout:
+            pytest.skip(f"nobody cannot read the MTPC tree or the sample: {r.stderr[-500:]}")
+        assert r.returncode == 0, r.stdout + r.stderr
+        bld = Build(b, env=env, prefix=NOBODY, log=base / "build.log")
+        try:
+            code = bld.wait()
+        finally:
+            bld.kill()
+        text = bld.output()
+        assert code == 0, text
+        warnings = [l for l in text.splitlines() if "plan cache" in l]
+        links = len(re.findall(r"^mtpc-link: \w[^:]*: \d+ modules?", text, re.M))
+        assert links == 2, text          # app and libshlib.so
+        assert len(warnings) == links, "\n".join(warnings)
+        assert all(str(cache) in w for w in warnings), "\n".join(warnings)
+        # ...and why: before cache/db.c checked the directory, a cache nobody could create
+        # was reported as "cannot open plan cache (No such file or directory)".
+        why = "not writable" if kind == "read-only file" else "Permission denied"
+        assert all(why in w for w in warnings), "\n".join(warnings)
+        assert run([b / "app"], timeout=BOUND).returncode == 0
+        if kind == "read-only file":
+            assert cache.stat().st_uid == 0      # untouched
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
