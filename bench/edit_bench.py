@@ -560,6 +560,60 @@ def feedback(prog, variants, edit, n, tools, work, repeat, log):
 
 # ---------------------------------------------------------------- report
 
+# ---------------------------------------------------------------- 4. the real flow
+
+def real_flow(edits, n, work, log):
+    """What a user sees: bench/sqlite configured twice (plain ThinLTO; MTPC with default
+    settings except MTPC_MAX_PARTITIONS=n, its own plan cache as a user's default one),
+    each fully built, then each edit written into the project's sqlite3.c in turn (each on
+    the original text) and `ninja sqlite3` rebuilt in both: slots re-run (from the inner
+    build's output) and the incremental link's wall and CPU, the edited object compiled
+    first, untimed, in both."""
+    root = work / "real"
+    shutil.rmtree(root, ignore_errors=True)
+    src = root / "src"
+    src.mkdir(parents=True)
+    amal = lib.ROOT / "bench" / "work" / "sqlite-amalgamation"
+    for f in amal.iterdir():
+        shutil.copy(f, src / f.name)
+    orig = (src / "sqlite3.c").read_text(errors="surrogateescape")
+    env = dict(os.environ, XDG_CACHE_HOME=str(root / "xdg"))
+    env.pop("MTPC_CACHE", None)
+    cc = lib.llvm_tool("clang")
+    builds = {"thin": root / "thin", "mtpc": root / "mtpc"}
+    for name, b in builds.items():
+        cmd = ["cmake", "-G", "Ninja", "-S", lib.ROOT / "bench" / "sqlite", "-B", b,
+               f"-DCMAKE_C_COMPILER={cc}", f"-DSQLITE_AMALGAMATION_DIR={src}"]
+        if name == "mtpc":
+            cmd += ["-DSQLITE_USE_MTPC=ON", f"-DMTPC_DIR={lib.mtpc_dir()}",
+                    f"-DMTPC_MAX_PARTITIONS={n}"]
+        lib.run_measured(cmd, env=env)
+        log(f"  real flow: full build ({name})")
+        lib.run_measured(["ninja", "-C", b, "sqlite3"], env=env)
+    out = []
+    for e in edits:
+        (src / "sqlite3.c").write_text(e["text"], errors="surrogateescape")
+        row = {"edit": e["k"], "function": e["function"]}
+        for name, b in builds.items():
+            lib.run_measured(["ninja", "-C", b, "sqlite3_obj"], env=env)
+            m = lib.run_measured(["ninja", "-C", b, "sqlite3"], env=env)
+            row[f"{name}_wall"], row[f"{name}_cpu"] = m.wall, m.cpu
+            if name == "mtpc":
+                row["slots_rerun"] = len(re.findall(r"MTPC slot \S*sqlite3\.c\S* p\d+",
+                                                    m.stdout))
+                parts = re.search(r"sqlite3\.c\.o: (\d+) partitions?", m.stdout)
+                row["partitions"] = int(parts.group(1)) if parts else 0
+                row["summary"] = next((l for l in m.stdout.splitlines()
+                                       if l.startswith("mtpc-link:")), "")
+        row["link_wall_ratio"] = row["mtpc_wall"] / row["thin_wall"]
+        log(f"  real flow: edit {e['k']} ({e['function']}): {row['slots_rerun']}/"
+            f"{row['partitions']} slots re-run, link {row['mtpc_wall']:.2f} s vs "
+            f"{row['thin_wall']:.2f} s")
+        out.append(row)
+    (src / "sqlite3.c").write_text(orig, errors="surrogateescape")
+    return out
+
+
 def fr(x):
     return "n/a" if x != x else f"{x:.3f}"
 
@@ -619,6 +673,15 @@ def report(res, out=print):
             out(f"  {'':38} per partition: " + " ".join(f"{c:.2f}" for c in s["cpu"]))
         out(f"  functions placed differently because of the feedback: "
             f"{fb['functions_moved_by_feedback']}")
+    for n, rows in res.get("real_flow", {}).items():
+        out(f"\nReal flow, bench/sqlite target sqlite3, MTPC_MAX_PARTITIONS={n}, default "
+            "settings otherwise: full build, then each edit (first edit first)")
+        out(f"  {'edit':6} {'slots re-run':>13} {'MTPC link':>10} {'ThinLTO link':>13} "
+            f"{'ratio':>6}")
+        for r in rows:
+            out(f"  {r['edit']:<6} {r['slots_rerun']:>6}/{r['partitions']:<6} "
+                f"{r['mtpc_wall']:>8.2f} s {r['thin_wall']:>11.2f} s "
+                f"{fr(r['link_wall_ratio']):>6}")
 
 
 def main(argv=None):
@@ -644,6 +707,11 @@ def main(argv=None):
     ap.add_argument("-r", "--repeat", type=int, default=3, help="repeats (default 3)")
     ap.add_argument("--no-feedback", action="store_true", help="skip measurement 3")
     ap.add_argument("--no-incremental", action="store_true", help="skip measurement 2")
+    ap.add_argument("--real-flow", action="store_true",
+                    help="measurement 4: the SQLite CMake project (bench/sqlite) as a user "
+                    "builds it, full build then the edits (SQLite sources only)")
+    ap.add_argument("--only-real-flow", action="store_true",
+                    help="measurement 4 alone (skips 1-3)")
     ap.add_argument("--relocation-model", default="pic", choices=("pic", "static"),
                     help="for the in-process import: pic (clang's default PIE; default)")
     ap.add_argument("--work", default=str(lib.ROOT / "bench" / "out" / "edit_bench"),
@@ -688,26 +756,44 @@ def main(argv=None):
                          prog.cflags, work, log)
     if not edits:
         raise lib.BenchError("no usable edit found")
-    orig_import = work / "orig.import.bc"
-    shutil.copyfile(paths["import"], orig_import)
-    for e in edits:
-        log(f"  edit {e['k']}: {e['function']} line {e['line']}: {e['old']!r} -> {e['new']!r}")
-        variants[f"edit{e['k']}"] = prog.prepare(f"edit{e['k']}", e.pop("text"))
-        p, _ = prog.activate(variants[f"edit{e['k']}"])
-        e["edited_functions"] = edited_functions(orig_import, p["import"], tools["llvm-dis"])
-        log(f"    functions changed in the post-import module: {e['edited_functions']}")
-        if not e["edited_functions"]:
-            log(f"  warning: edit {e['k']} ({e['function']}) changed no function of the "
-                "post-import module: dropped")
-    edits = [e for e in edits if e["edited_functions"]]
-    if not edits:
-        raise lib.BenchError("no edit changed the post-import module")
+    if args.only_real_flow:
+        # No ThinLTO runs of the variants: the real flow builds them itself.
+        for e in edits:
+            e["edited_functions"] = [e["function"]]
+    else:
+        orig_import = work / "orig.import.bc"
+        shutil.copyfile(paths["import"], orig_import)
+        for e in edits:
+            log(f"  edit {e['k']}: {e['function']} line {e['line']}: {e['old']!r} -> {e['new']!r}")
+            variants[f"edit{e['k']}"] = prog.prepare(f"edit{e['k']}", e["text"])
+            p, _ = prog.activate(variants[f"edit{e['k']}"])
+            e["edited_functions"] = edited_functions(orig_import, p["import"], tools["llvm-dis"])
+            log(f"    functions changed in the post-import module: {e['edited_functions']}")
+            if not e["edited_functions"]:
+                log(f"  warning: edit {e['k']} ({e['function']}) changed no function of the "
+                    "post-import module: dropped")
+        edits = [e for e in edits if e["edited_functions"]]
+        if not edits:
+            raise lib.BenchError("no edit changed the post-import module")
 
     res = {"source": str(pathlib.Path(sources[args.module])), "partitions": ns,
            "repeat": args.repeat, "opt": args.opt, "edits": edits,
            "stability": {}, "incremental": {}, "feedback": {}, "backend": {}}
+    if args.real_flow or args.only_real_flow:
+        if args.sources:
+            ap.error("--real-flow builds bench/sqlite: SQLite sources only")
+        res["real_flow"] = {}
+        for n in ns:
+            res["real_flow"][str(n)] = real_flow(edits, n, work, log)
+    for e in edits:
+        e.pop("text", None)
+    if args.only_real_flow:
+        args.no_incremental = args.no_feedback = True
+        ns_stability = []
+    else:
+        ns_stability = ns
     log("stability")
-    for n in ns:
+    for n in ns_stability:
         res["stability"][str(n)] = stability(prog, variants, edits, n, tools, work, log)
     if not args.no_incremental:
         # the plain ThinLTO backend of each edited module, measured once per repeat (it does
