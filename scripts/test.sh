@@ -1,19 +1,37 @@
 #!/bin/sh
 # The whole test suite, from a fresh Debian 12 machine: installs the system
-# packages, builds MTPC (normal and ASan+UBSan builds) and runs pytest.
-# Usage: scripts/test.sh [pytest arguments...]
+# packages, builds MTPC against LLVM 19 (normal and ASan+UBSan builds) and LLVM 22
+# (build-llvm22), runs the whole pytest suite against LLVM 19, then the tests that
+# exercise LLVM (LLVM22_TESTS: splitter, hazard matrix, build integration, csmith;
+# not the slow ones) against LLVM 22. Fails if either run fails.
+# Usage: scripts/test.sh [pytest arguments...]   (they apply to the LLVM 19 run;
+#   MTPC_TEST_LLVM22=0 skips the LLVM 22 build and run)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+LLVM22_TESTS="tests/test_split_*.py tests/test_build_*.py tests/test_csmith.py
+  tests/test_synthetic.py tests/test_default_build.py"
+llvm22=${MTPC_TEST_LLVM22:-1}
 
 scripts/install-deps.sh
 # Workload sources from Debian source packages (SQLite, nlohmann-json3) for the slow
 # end-to-end tests; they skip without them.
 bench/get-sqlite.sh >/dev/null || echo "test.sh: warning: could not fetch SQLite; its tests will skip" >&2
 bench/get-cxx.sh >/dev/null || echo "test.sh: warning: could not fetch the C++ workload; its tests will skip" >&2
-scripts/build.sh build
-MTPC_SANITIZE=ON scripts/build.sh build-asan
+MTPC_LLVM_VERSION=19 scripts/build.sh build
+MTPC_LLVM_VERSION=19 MTPC_SANITIZE=ON scripts/build.sh build-asan
+[ "$llvm22" = 0 ] || MTPC_LLVM_VERSION=22 MTPC_SANITIZE=OFF scripts/build.sh build-llvm22
 
-export MTPC_BUILD_DIR="$top/build"
-export MTPC_ASAN_BUILD_DIR="$top/build-asan"
-exec /usr/bin/python3 -m pytest -q -ra tests "$@"
+status=0
+MTPC_LLVM_VERSION=19 MTPC_BUILD_DIR="$top/build" MTPC_ASAN_BUILD_DIR="$top/build-asan" \
+  /usr/bin/python3 -m pytest -q -ra tests "$@" || status=1
+if [ "$llvm22" != 0 ]; then
+  echo "test.sh: LLVM 22 (build-llvm22):" $LLVM22_TESTS
+  start=$(date +%s)
+  # shellcheck disable=SC2086 # the globs of LLVM22_TESTS
+  MTPC_LLVM_VERSION=22 MTPC_BUILD_DIR="$top/build-llvm22" \
+    MTPC_ASAN_BUILD_DIR="$top/build-llvm22-asan" \
+    /usr/bin/python3 -m pytest -q -ra -m "not slow" $LLVM22_TESTS || status=1
+  echo "test.sh: LLVM 22 run: $(( $(date +%s) - start )) s"
+fi
+exit $status
