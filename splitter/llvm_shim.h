@@ -1,4 +1,5 @@
-/* llvm_shim.h: the few things MTPC needs that the LLVM-C API (LLVM 19) lacks.
+/* llvm_shim.h: the few things MTPC needs that the LLVM-C API (LLVM 19, 22) lacks;
+ * where the C++ API differs between versions, llvm_shim.cpp has the #if.
  * Implemented in llvm_shim.cpp, the only C++ file in MTPC; each function says
  * which C API gap it fills. Everything else uses the LLVM-C API. */
 #ifndef MTPC_LLVM_SHIM_H
