@@ -321,12 +321,28 @@ fail:
 	return -1;
 }
 
+/* Run one prepared and bound write statement (NULL: its prepare failed) in
+ * its own transaction, and finalize it. IMMEDIATE although it is a single
+ * statement: the busy handler then covers the whole write even when many
+ * slots finish at once. Returns 0, or -1 after the handle's one warning. */
+static int write_one(mtpc_cache *c, sqlite3_stmt *st, const char *what)
+{
+	if (!st || cache_begin(c) || sqlite3_step(st) != SQLITE_DONE) {
+		cache_fail(c, what);
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	if (cache_commit(c)) {
+		cache_fail(c, what);
+		return -1;
+	}
+	return 0;
+}
+
 int mtpc_cache_record_partition(mtpc_cache *c, const char *module_hash, const char *options_hash,
 				int partition, double seconds, long long object_bytes)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
-
 	if (cache_unusable(c))
 		return -1;
 	if (bad_key(module_hash) || bad_key(options_hash) || partition < 0 || seconds < 0 ||
@@ -340,68 +356,40 @@ int mtpc_cache_record_partition(mtpc_cache *c, const char *module_hash, const ch
 		c->broken = 1;
 		return -1;
 	}
-	/* One statement, but still IMMEDIATE: the busy handler then covers the
-	 * whole write even when many slots finish at once. */
-	if ((rc = cache_begin(c)))
-		goto fail;
-	st = cache_prepare(c->db, "INSERT INTO timings(module_hash, options_hash, partition, seconds, "
-				  "object_bytes, recorded) VALUES(?1, ?2, ?3, ?4, ?5, ?6) "
-				  "ON CONFLICT(module_hash, options_hash, partition) DO UPDATE SET "
-				  "seconds = excluded.seconds, object_bytes = excluded.object_bytes, "
-				  "recorded = excluded.recorded");
-	if (!st)
-		goto fail;
-	sqlite3_bind_text(st, 1, module_hash, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, options_hash, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 3, partition);
-	sqlite3_bind_double(st, 4, seconds);
-	sqlite3_bind_int64(st, 5, object_bytes);
-	sqlite3_bind_double(st, 6, cache_now());
-	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
-		goto fail;
-	sqlite3_finalize(st);
-	st = NULL;
-	if ((rc = cache_commit(c)))
-		goto fail;
-	return 0;
-fail:
-	cache_fail(c, "cannot record partition timing");
-	sqlite3_finalize(st);
-	return -1;
+	sqlite3_stmt *st = cache_prepare(c->db, "INSERT INTO timings(module_hash, options_hash, "
+						"partition, seconds, object_bytes, recorded) "
+						"VALUES(?1, ?2, ?3, ?4, ?5, ?6) "
+						"ON CONFLICT(module_hash, options_hash, partition) DO UPDATE SET "
+						"seconds = excluded.seconds, object_bytes = excluded.object_bytes, "
+						"recorded = excluded.recorded");
+	if (st) {
+		sqlite3_bind_text(st, 1, module_hash, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, options_hash, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 3, partition);
+		sqlite3_bind_double(st, 4, seconds);
+		sqlite3_bind_int64(st, 5, object_bytes);
+		sqlite3_bind_double(st, 6, cache_now());
+	}
+	return write_one(c, st, "cannot record partition timing");
 }
 
 int mtpc_cache_record_module(mtpc_cache *c, const char *module_path, double seconds, int split)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
-
 	if (cache_unusable(c) || c->readonly)
 		return -1;
 	if (!module_path || !*module_path || !(seconds >= 0))
 		return -1;
-	if ((rc = cache_begin(c)))
-		goto fail;
-	st = cache_prepare(c->db, "INSERT INTO module_times(module_path, seconds, split, recorded) "
-				  "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(module_path) DO UPDATE SET "
-				  "seconds = excluded.seconds, split = excluded.split, "
-				  "recorded = excluded.recorded");
-	if (!st)
-		goto fail;
-	sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
-	sqlite3_bind_double(st, 2, seconds);
-	sqlite3_bind_int(st, 3, split != 0);
-	sqlite3_bind_double(st, 4, cache_now());
-	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
-		goto fail;
-	sqlite3_finalize(st);
-	st = NULL;
-	if ((rc = cache_commit(c)))
-		goto fail;
-	return 0;
-fail:
-	cache_fail(c, "cannot record module time");
-	sqlite3_finalize(st);
-	return -1;
+	sqlite3_stmt *st = cache_prepare(c->db, "INSERT INTO module_times(module_path, seconds, split, "
+						"recorded) VALUES(?1, ?2, ?3, ?4) ON CONFLICT(module_path) "
+						"DO UPDATE SET seconds = excluded.seconds, "
+						"split = excluded.split, recorded = excluded.recorded");
+	if (st) {
+		sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 2, seconds);
+		sqlite3_bind_int(st, 3, split != 0);
+		sqlite3_bind_double(st, 4, cache_now());
+	}
+	return write_one(c, st, "cannot record module time");
 }
 
 double mtpc_cache_module_seconds(mtpc_cache *c, const char *module_path, int *split)
