@@ -1,7 +1,6 @@
 /* graph.c: see graph.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "graph.h"
-#include "ar.h"
 #include "hash.h"
 #include "ninja_write.h"
 #include "proc.h"
@@ -16,19 +15,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-/* Absolute form of p (relative to cwd); symlinks resolved when it exists so
- * that one file always gets one module identity. */
-static char *absolute(const char *p, const char *cwd)
-{
-	char *joined = p[0] == '/' ? xstrdup(p) : xasprintf("%s/%s", cwd, p);
-	char *real = realpath(joined, NULL);
-	if (real) {
-		free(joined);
-		return real;
-	}
-	return joined;
-}
-
 char *graph_module_key(const char *abs_path)
 {
 	char hex[MTPC_HASH_HEX_LEN + 1];
@@ -37,7 +23,8 @@ char *graph_module_key(const char *abs_path)
 	return xasprintf("%s-%.8s", slash ? slash + 1 : abs_path, hex);
 }
 
-static struct module *add_module(struct graph *g, const char *path)
+struct module *graph_add_module(struct graph *g, const struct graph_conf *gc, const char *path,
+				const char *id, const char *shard)
 {
 	for (size_t i = 0; i < g->nmods; i++)
 		if (!strcmp(g->mods[i].path, path))
@@ -46,160 +33,26 @@ static struct module *add_module(struct graph *g, const char *path)
 	struct module *m = &g->mods[g->nmods++];
 	memset(m, 0, sizeof *m);
 	m->path = xstrdup(path);
-	m->key = graph_module_key(path);
-	m->shard = xasprintf("index%s.thinlto.bc", path);
+	m->id = xstrdup(id);
+	const char *slash = strrchr(id, '/');
+	m->name = xstrdup(slash ? slash + 1 : id);
+	m->key = graph_module_key(id);
+	m->dir = xasprintf("%smod/%s", gc->prefix ? gc->prefix : "", m->key);
+	m->shard = shard ? xstrdup(shard) : xasprintf("index%s.thinlto.bc", path);
 	struct stat st;
 	m->size = stat(path, &st) == 0 ? (long long)st.st_size : 0;
 	m->insts = -1;
 	m->seconds = -1;
 	m->was_split = -1;
-	buf_printf(&g->modules_list, "%s\n", path);
 	return m;
 }
 
-static char *native_of(const struct graph_conf *gc, const struct module *m)
+char *graph_native(const struct module *m)
 {
-	return xasprintf("%s/mod/%s/native.o", gc->inner, m->key);
+	return xasprintf("%s/native.o", m->dir);
 }
 
-/* The rewritten forms of one input word for the thin link (th) and the final
- * link (fin). Bitcode becomes an absolute module path / its native object;
- * an archive with bitcode becomes its members, lazily (--start-lib) unless
- * inside --whole-archive. */
-static int rewrite_input(const struct graph_conf *gc, const struct linkcmd *lc, size_t i,
-			 struct graph *g, struct strv *th, struct strv *fin)
-{
-	const char *w = lc->args.v[i];
-	char *abs = absolute(w, gc->outer_cwd);
-	int ret = 0;
-	if (lc->kind[i] == IN_BITCODE) {
-		struct module *m = add_module(g, abs);
-		strv_add(th, abs);
-		strv_addown(fin, native_of(gc, m));
-	} else if (lc->kind[i] == IN_ARCHIVE) {
-		char *key = graph_module_key(abs);
-		char *dest = xasprintf("%s/ar/%s", gc->inner, key);
-		free(key);
-		struct strv mem = {0};
-		int bitcode = 0;
-		if (ar_extract(abs, dest, &mem, &bitcode) < 0) {
-			ret = -1;
-		} else if (!bitcode) {
-			g->nnative_archives++;
-			strv_add(th, w);
-			strv_add(fin, w);
-		} else {
-			int lazy = !lc->whole_archive[i];
-			if (lazy) {
-				strv_add(th, "-Wl,--start-lib");
-				strv_add(fin, "-Wl,--start-lib");
-			}
-			for (size_t k = 0; k < mem.n; k++) {
-				char *p = absolute(mem.v[k], gc->outer_cwd);
-				if (linkcmd_file_kind(p) == IN_BITCODE) {
-					struct module *m = add_module(g, p);
-					strv_add(th, p);
-					strv_addown(fin, native_of(gc, m));
-				} else {
-					g->nnative_objects += linkcmd_is_native_object(p);
-					strv_add(th, p);
-					strv_add(fin, p);
-				}
-				free(p);
-			}
-			if (lazy) {
-				strv_add(th, "-Wl,--end-lib");
-				strv_add(fin, "-Wl,--end-lib");
-			}
-		}
-		strv_free(&mem);
-		free(dest);
-	} else {
-		g->nnative_objects += linkcmd_is_native_object(abs);
-		strv_add(th, w);
-		strv_add(fin, w);
-	}
-	free(abs);
-	return ret;
-}
-
-/* Flags shared by backend and slot compiles: what lld's in-process ThinLTO
- * backend uses (docs/build-integration.md, "lld, clang and Ninja behaviour"). */
-static void codegen_flags(const struct linkcmd *lc, struct strv *cmd)
-{
-	char *o = xasprintf("-O%s", lc->opt);
-	strv_addown(cmd, o);
-	strv_add(cmd, lc->mode == MODE_STATIC ? "-fno-pic" : "-fPIC");
-	strv_add(cmd, "-ffunction-sections");
-	strv_add(cmd, "-fdata-sections");
-	strv_add(cmd, "-faddrsig");
-	strv_addv(cmd, &lc->backend_flags);
-}
-
-static char *driver_path(const struct linkcmd *lc, const struct graph_conf *gc)
-{
-	const char *d = lc->args.v[0];
-	if (strchr(d, '/') && d[0] != '/')
-		return absolute(d, gc->outer_cwd);
-	return xstrdup(d);
-}
-
-/* Append "build OUTS | IOUTS: RULE INS | IMPLICIT || ORDER\n" with escaped
- * paths (iouts: implicit outputs, may be NULL). */
-static int build_line2(struct buf *b, char *const *outs, char *const *iouts, const char *rule,
-		       char *const *ins, char *const *implicit, char *const *order)
-{
-	int r = 0;
-	buf_add(b, "build");
-	for (size_t i = 0; outs && outs[i]; i++) {
-		buf_addc(b, ' ');
-		r |= nw_path(b, outs[i]);
-	}
-	if (iouts && iouts[0]) {
-		buf_add(b, " |");
-		for (size_t i = 0; iouts[i]; i++) {
-			buf_addc(b, ' ');
-			r |= nw_path(b, iouts[i]);
-		}
-	}
-	buf_printf(b, ": %s", rule);
-	for (size_t i = 0; ins && ins[i]; i++) {
-		buf_addc(b, ' ');
-		r |= nw_path(b, ins[i]);
-	}
-	if (implicit && implicit[0]) {
-		buf_add(b, " |");
-		for (size_t i = 0; implicit[i]; i++) {
-			buf_addc(b, ' ');
-			r |= nw_path(b, implicit[i]);
-		}
-	}
-	if (order && order[0]) {
-		buf_add(b, " ||");
-		for (size_t i = 0; order[i]; i++) {
-			buf_addc(b, ' ');
-			r |= nw_path(b, order[i]);
-		}
-	}
-	buf_addc(b, '\n');
-	return r;
-}
-
-static int build_line(struct buf *b, char *const *outs, const char *rule, char *const *ins,
-		      char *const *implicit, char *const *order)
-{
-	return build_line2(b, outs, NULL, rule, ins, implicit, order);
-}
-
-static int cmd_var(struct buf *b, const char *name, char *const *argv)
-{
-	buf_printf(b, "  %s = ", name);
-	int r = nw_cmd_words(b, argv);
-	buf_addc(b, '\n');
-	return r;
-}
-
-#define V(...) ((char *const[]){__VA_ARGS__, NULL})
+#define V NW_LIST
 
 /* The .dwo written next to an object with -gsplit-dwarf: "x.o" -> "x.dwo". */
 static char *dwo_of(const char *obj)
@@ -219,7 +72,7 @@ static void split_dwarf_flags(const struct graph_conf *gc, const char *dwo, stru
 	strv_add(cmd, "-Xclang");
 	strv_add(cmd, "-split-dwarf-file");
 	strv_add(cmd, "-Xclang");
-	strv_addown(cmd, xasprintf("%s/%s", gc->inner, dwo));
+	strv_addown(cmd, dwo[0] == '/' ? xstrdup(dwo) : xasprintf("%s/%s", gc->inner, dwo));
 	strv_add(cmd, "-Xclang");
 	strv_add(cmd, "-split-dwarf-output");
 	strv_add(cmd, "-Xclang");
@@ -228,22 +81,22 @@ static void split_dwarf_flags(const struct graph_conf *gc, const char *dwo, stru
 
 /* Append the command of the plain ThinLTO backend of module m into out
  * (record: the step records its time in the plan cache, for the history). */
-static void backend_cmd(const struct graph_conf *gc, const struct linkcmd *lc, const struct module *m,
-			const char *out, const char *driver, int record, struct strv *cmd)
+static void backend_cmd(const struct graph_conf *gc, const struct graph_codegen *cg,
+			const struct module *m, const char *out, int record, struct strv *cmd)
 {
-	char *dwo = lc->split_dwarf ? dwo_of(out) : NULL;
+	char *dwo = cg->split_dwarf ? dwo_of(out) : NULL;
 	strv_addl(cmd, gc->self, "--backend-step", "--out", out, NULL);
 	if (record)
-		strv_addl(cmd, "--record-module", m->path, NULL);
+		strv_addl(cmd, "--record-module", m->id, NULL);
 	if (dwo) {
 		strv_add(cmd, "--dwo");
 		strv_add(cmd, dwo);
 	}
 	strv_add(cmd, "--");
 	strv_addv(cmd, &gc->launcher);
-	strv_addl(cmd, driver, "-c", "-x", "ir", m->path, NULL);
+	strv_addl(cmd, cg->driver, "-c", "-x", "ir", m->path, NULL);
 	strv_addown(cmd, xasprintf("-fthinlto-index=%s", m->shard));
-	codegen_flags(lc, cmd);
+	strv_addv(cmd, &cg->flags);
 	if (dwo)
 		split_dwarf_flags(gc, dwo, cmd);
 	strv_add(cmd, "-o");
@@ -251,19 +104,19 @@ static void backend_cmd(const struct graph_conf *gc, const struct linkcmd *lc, c
 	free(dwo);
 }
 
-/* The plain ThinLTO backend of module m into out (relative path). */
-static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struct linkcmd *lc,
-			const struct module *m, const char *out, const char *driver, int record)
+/* The plain ThinLTO backend of module m into out (as build.ninja names it). */
+static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struct graph_codegen *cg,
+			const struct module *m, const char *out, int record)
 {
 	/* The shard alone is the input: it carries the hash of this module and
 	 * of every module it imports from, so touching an object without
 	 * changing it stops at the thin link (restat). */
-	char *dwo = lc->split_dwarf ? dwo_of(out) : NULL;
-	int r = build_line2(nj, V((char *)out), dwo ? V(dwo) : NULL, "backend", V(m->shard), NULL,
-			    NULL);
+	char *dwo = cg->split_dwarf ? dwo_of(out) : NULL;
+	int r = nw_build2(nj, V((char *)out), dwo ? V(dwo) : NULL, "backend", V(m->shard), NULL,
+			  NULL);
 	struct strv cmd = {0};
-	backend_cmd(gc, lc, m, out, driver, record, &cmd);
-	r |= cmd_var(nj, "cmd", cmd.v);
+	backend_cmd(gc, cg, m, out, record, &cmd);
+	r |= nw_cmd_var(nj, "cmd", cmd.v);
 	buf_printf(nj, "  desc = MTPC backend %s\n", m->key);
 	strv_free(&cmd);
 	free(dwo);
@@ -272,11 +125,11 @@ static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struc
 
 /* shares: kmax partition shares (sched.h units) for mtpc-split --weights,
  * or NULL for equal partitions. */
-static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct linkcmd *lc,
-		      const struct module *m, const char *driver, const int *shares)
+static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct graph_codegen *cg,
+		      const struct module *m, const int *shares)
 {
 	int r = 0;
-	char *dir = xasprintf("mod/%s", m->key);
+	const char *dir = m->dir;
 	char *dd = xasprintf("%s/split.dd", dir), *nfile = xasprintf("%s/split.n", dir);
 	char *backend = xasprintf("%s/backend.o", dir), *native = xasprintf("%s/native.o", dir);
 	char *kmax = xasprintf("%d", gc->kmax);
@@ -285,12 +138,12 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	 * mtpc-split may cut differently: its binary is an input when its path
 	 * is known (restat stops at the partitions that come out the same). */
 	int tool_known = gc->split_tool[0] == '/' && access(gc->split_tool, F_OK) == 0;
-	r |= build_line(nj, V(dd, nfile), "split", V(m->shard),
-			tool_known ? V((char *)gc->split_tool) : NULL, NULL);
+	r |= nw_build(nj, V(dd, nfile), "split", V(m->shard),
+		      tool_known ? V((char *)gc->split_tool) : NULL, NULL);
 	struct strv cmd = {0};
 	strv_addl(&cmd, gc->self, "--split-step", "--tool", gc->split_tool, "--module", m->path,
 		  "--index", m->shard, "--dir", dir, "--kmax", kmax, "--reloc",
-		  lc->mode == MODE_STATIC ? "static" : "pic", NULL);
+		  cg->pic ? "pic" : "static", NULL);
 	if (gc->min_cost) {
 		strv_add(&cmd, "--min-cost");
 		strv_add(&cmd, gc->min_cost);
@@ -311,21 +164,21 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		strv_add(&cmd, "--split-arg");
 		strv_add(&cmd, gc->split_args.v[i]);
 	}
-	r |= cmd_var(nj, "cmd", cmd.v);
+	r |= nw_cmd_var(nj, "cmd", cmd.v);
 	buf_printf(nj, "  desc = MTPC split %s\n", m->key);
 	strv_free(&cmd);
 
 	/* The unsplit backend, pulled in by the dyndep file only on fallback. */
-	r |= emit_backend(nj, gc, lc, m, backend, driver, 0);
+	r |= emit_backend(nj, gc, cg, m, backend, 0);
 
 	for (int i = 0; i < gc->kmax; i++) {
 		char *obj = xasprintf("%s/p%d.o", dir, i);
 		char *bc = xasprintf("%s/parts/p%d.bc", dir, i);
 		char *idx = xasprintf("%d", i);
-		char *dwo = lc->split_dwarf ? dwo_of(obj) : NULL;
+		char *dwo = cg->split_dwarf ? dwo_of(obj) : NULL;
 		/* The slot waits for the split (order-only) and learns its real
 		 * input p<i>.bc from the dyndep file. */
-		r |= build_line2(nj, V(obj), dwo ? V(dwo) : NULL, "slot", NULL, NULL, V(dd));
+		r |= nw_build2(nj, V(obj), dwo ? V(dwo) : NULL, "slot", NULL, NULL, V(dd));
 		buf_add(nj, "  dyndep = ");
 		r |= nw_path(nj, dd);
 		buf_addc(nj, '\n');
@@ -353,15 +206,15 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		 * the type resolutions. With -thinlto-assume-merged clang takes a
 		 * one-module bitcode file as the backend's module, summary or not
 		 * (lto::findThinLTOModule). */
-		strv_addl(&cmd, driver, "-c", "-x", "ir", bc, NULL);
+		strv_addl(&cmd, cg->driver, "-c", "-x", "ir", bc, NULL);
 		strv_addown(&cmd, xasprintf("-fthinlto-index=%s", bc));
 		strv_addl(&cmd, "-mllvm", "-thinlto-assume-merged", NULL);
-		codegen_flags(lc, &cmd);
+		strv_addv(&cmd, &cg->flags);
 		if (dwo)
 			split_dwarf_flags(gc, dwo, &cmd);
 		strv_add(&cmd, "-o");
 		strv_addown(&cmd, xasprintf("%s.tmp", obj));
-		r |= cmd_var(nj, "cmd", cmd.v);
+		r |= nw_cmd_var(nj, "cmd", cmd.v);
 		buf_printf(nj, "  desc = MTPC slot %s p%d\n", m->key, i);
 		strv_free(&cmd);
 		free(obj);
@@ -372,22 +225,21 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 
 	/* The merge takes the dyndep file as an implicit input (order-only
 	 * leaves a stale object when the partition count shrinks). */
-	r |= build_line(nj, V(native), "merge", NULL, V(dd, nfile), NULL);
+	r |= nw_build(nj, V(native), "merge", NULL, V(dd, nfile), NULL);
 	buf_add(nj, "  dyndep = ");
 	r |= nw_path(nj, dd);
 	buf_addc(nj, '\n');
 	strv_addl(&cmd, gc->self, "--merge-step", "--dir", dir, "--out", native, "--llvm-bin",
 		  gc->llvm_bin, NULL);
 	if (m->record)
-		strv_addl(&cmd, "--record-module", m->path, NULL);
+		strv_addl(&cmd, "--record-module", m->id, NULL);
 	strv_add(&cmd, "--");
 	/* If a partition failed to compile, the merge runs the plain backend. */
-	backend_cmd(gc, lc, m, backend, driver, 0, &cmd);
-	r |= cmd_var(nj, "cmd", cmd.v);
+	backend_cmd(gc, cg, m, backend, 0, &cmd);
+	r |= nw_cmd_var(nj, "cmd", cmd.v);
 	buf_printf(nj, "  desc = MTPC merge %s\n", m->key);
 	strv_free(&cmd);
 
-	free(dir);
 	free(dd);
 	free(nfile);
 	free(backend);
@@ -472,7 +324,7 @@ static void choose_splits(const struct graph_conf *gc, struct graph *g)
 		struct module *m = &g->mods[i];
 		if (m->insts <= 0)
 			continue;
-		m->seconds = gc->history(gc->history_ctx, m->path, &m->was_split);
+		m->seconds = gc->history(gc->history_ctx, m->id, &m->was_split);
 		if (m->seconds > 0) {
 			hist_secs += m->seconds;
 			hist_insts += (double)m->insts;
@@ -516,140 +368,29 @@ static int cmp_schedule(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* Files named inside -Wl, words (version scripts, linker scripts): inputs of
- * the final link too, so that editing them relinks. Not the values of
- * options that name no input (-soname libx.so names the output itself after
- * the first link: as an input it would be a dependency cycle), and never
- * the output. */
-static void wl_files(const char *w, const char *cwd, const char *output, struct strv *deps)
+void graph_rules(struct buf *nj, const char *tool)
 {
-	static const char *const not_inputs[] = {"-soname", "--soname", "-h", "-rpath", "--rpath",
-						 "-rpath-link", "--rpath-link", "-o", "--output", NULL};
-	char *copy = xstrdup(w + 4), *save = NULL;
-	int skip_next = 0;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		const char *eq = strchr(t, '=');
-		int named = 0;
-		for (int k = 0; not_inputs[k]; k++)
-			named |= !strncmp(t, not_inputs[k], strlen(not_inputs[k])) &&
-				 (t[strlen(not_inputs[k])] == 0 || t[strlen(not_inputs[k])] == '=');
-		if (skip_next || named) {
-			skip_next = named && !eq;
-			continue;
-		}
-		const char *p = eq ? eq + 1 : t;
-		struct stat st;
-		if (*p && *p != '-' && stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
-			char *abs = absolute(p, cwd);
-			if (strcmp(abs, output) != 0)
-				strv_addown(deps, abs);
-			else
-				free(abs);
-		}
-	}
-	free(copy);
-}
-
-int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct graph *g)
-{
-	memset(g, 0, sizeof *g);
-	const char *out = linkcmd_output(lc);
-	if (!out) {
-		mtpc_error("link command has no -o");
-		return -1;
-	}
-	g->output = absolute(out, gc->outer_cwd);
-	if (strchr(gc->inner, ';') || strchr(gc->inner, '\n')) {
-		/* --thinlto-prefix-replace uses ';' as its separator. */
-		mtpc_error("build directory %s contains ';' or a newline", gc->inner);
-		return -1;
-	}
-	char *driver = driver_path(lc, gc);
-	struct strv th = {0}, fin = {0}, deps = {0};
-	int r = 0, regular_added = 0;
-	for (size_t i = 1; i < lc->args.n && r == 0; i++) {
-		const char *w = lc->args.v[i];
-		/* The thin link's regular LTO object (see REGULAR_LTO_OBJ) goes
-		 * before the first input, outside any --start-lib group. */
-		if (lc->kind[i] != IN_NONE && !regular_added) {
-			strv_addown(&fin, xasprintf("%s/" REGULAR_LTO_OBJ, gc->inner));
-			regular_added = 1;
-		}
-		if ((int)i == lc->output) {
-			const char *tl = "thinlink.out";
-			if (lc->output_joined) {
-				strv_addown(&th, xasprintf("-o%s/%s", gc->inner, tl));
-				strv_add(&fin, w);
-			} else {
-				strv_addown(&th, xasprintf("%s/%s", gc->inner, tl));
-				strv_add(&fin, w);
-			}
-			continue;
-		}
-		if (lc->kind[i] != IN_NONE) {
-			r = rewrite_input(gc, lc, i, g, &th, &fin);
-			if (lc->kind[i] == IN_FILE)
-				strv_addown(&deps, absolute(w, gc->outer_cwd));
-			else if (lc->kind[i] == IN_ARCHIVE)
-				strv_addown(&deps, absolute(w, gc->outer_cwd));
-			continue;
-		}
-		if (!strncmp(w, "-Wl,", 4))
-			wl_files(w, gc->outer_cwd, g->output, &deps);
-		strv_add(&th, w);
-		strv_add(&fin, w);
-	}
-	if (r == 0 && g->nmods == 0) {
-		mtpc_error("no ThinLTO bitcode among the link inputs");
-		r = -1;
-	}
-	if (r < 0)
-		goto done;
-	choose_splits(gc, g);
-
-	strv_add(&th, "-Wl,--thinlto-index-only");
-	strv_add(&th, "-Wl,--thinlto-emit-imports-files");
-	strv_addown(&th, xasprintf("-Wl,--lto-obj-path=%s/stage/" REGULAR_LTO_OBJ, gc->inner));
-	strv_addown(&th, xasprintf("-Wl,--thinlto-prefix-replace=/;%s/stage/", gc->inner));
-	for (size_t i = 0; i < th.n; i++)
-		linkcmd_rsp_word(&g->thinlink_rsp, th.v[i]);
-	for (size_t i = 0; i < fin.n; i++)
-		linkcmd_rsp_word(&g->link_rsp, fin.v[i]);
-
-	struct buf *nj = &g->ninja;
-	buf_add(nj, "# Generated by mtpc-link: the inner build of one MTPC link. Do not edit;\n"
-		    "# mtpc-link rewrites it (only if changed) on every link.\n"
-		    "ninja_required_version = 1.10\n\n");
+	buf_printf(nj, "# Generated by %s: the inner build of one MTPC link. Do not edit;\n"
+		       "# %s rewrites it (only if changed) on every link.\n"
+		       "ninja_required_version = 1.10\n\n", tool, tool);
+	/* Every step writes its outputs only if changed (restat), except the
+	 * final link, whose output Ninja must see change. "job": a DTLTO job
+	 * run as lld wrote it. */
 	static const char *const rules[][2] = {
-		{"thinlink", "1"}, {"backend", "1"}, {"split", "1"},
-		{"slot", "1"},     {"merge", "1"},   {"link", "0"}, {"dwp", "1"},
+		{"thinlink", "1"}, {"backend", "1"}, {"split", "1"}, {"slot", "1"},
+		{"merge", "1"},    {"link", "0"},    {"dwp", "1"},   {"job", "0"},
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
 		buf_printf(nj, "rule %s\n  command = $cmd\n  description = $desc\n%s\n", rules[i][0],
 			   rules[i][1][0] == '1' ? "  restat = 1\n" : "");
+}
 
-	/* thin link: every shard is an output, written only if changed. */
-	struct strv shards = {0}, ins = {0};
-	for (size_t i = 0; i < g->nmods; i++)
-		strv_add(&shards, g->mods[i].shard);
-	for (size_t i = 0; i < g->nmods; i++)
-		strv_add(&ins, g->mods[i].path);
-	strv_addv(&ins, &deps);
-	r |= build_line2(nj, shards.v, V(REGULAR_LTO_OBJ), "thinlink", ins.v,
-			 V("thinlink.rsp", "modules.list"), NULL);
-	struct strv cmd = {0};
-	strv_addl(&cmd, gc->self, "--thinlink-step", "--cwd", gc->outer_cwd, "--dir", gc->inner,
-		  "--", driver, NULL);
-	strv_addown(&cmd, xasprintf("@%s/thinlink.rsp", gc->inner));
-	r |= cmd_var(nj, "cmd", cmd.v);
-	buf_add(nj, "  desc = MTPC thin link\n\n");
-	strv_free(&cmd);
-	strv_free(&shards);
-	strv_free(&ins);
-
+int graph_emit_modules(const struct graph_conf *gc, const struct graph_codegen *cg, struct graph *g)
+{
+	choose_splits(gc, g);
 	/* Ninja (1.11) starts ready edges in manifest order: split modules
 	 * first, biggest first, so their split and slots, the critical path,
-	 * go ahead of small modules' backends. The link keeps link order. */
+	 * go ahead of small modules' backends. */
 	size_t *order = xmalloc((g->nmods + 1) * sizeof *order);
 	for (size_t i = 0; i < g->nmods; i++)
 		order[i] = i;
@@ -663,63 +404,22 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 	int *shares = xmalloc((g->nmods * gc->kmax + 1) * sizeof *shares);
 	int *weighted = xmalloc((g->nmods + 1) * sizeof *weighted);
 	sched_shares(sm, g->nmods, gc->jobs, gc->kmax, shares, weighted);
+	int r = 0;
 	for (size_t k = 0; k < g->nmods; k++) {
 		const struct module *m = &g->mods[order[k]];
-		if (m->split)
-			r |= emit_split(nj, gc, lc, m, driver, weighted[k] ? &shares[k * gc->kmax] : NULL);
-		else {
-			char *native = xasprintf("mod/%s/native.o", m->key);
-			r |= emit_backend(nj, gc, lc, m, native, driver, m->record);
+		if (m->split) {
+			r |= emit_split(&g->ninja, gc, cg, m, weighted[k] ? &shares[k * gc->kmax] : NULL);
+		} else {
+			char *native = graph_native(m);
+			r |= emit_backend(&g->ninja, gc, cg, m, native, m->record);
 			free(native);
 		}
-		buf_addc(nj, '\n');
+		buf_addc(&g->ninja, '\n');
 	}
 	free(shares);
 	free(weighted);
 	free(sm);
 	free(order);
-	struct strv natives = {0};
-	for (size_t i = 0; i < g->nmods; i++)
-		strv_addown(&natives, xasprintf("mod/%s/native.o", g->mods[i].key));
-
-	strv_add(&natives, REGULAR_LTO_OBJ);
-	strv_addv(&natives, &deps);
-	r |= build_line(nj, V(g->output), "link", natives.v, V("link.rsp"), NULL);
-	strv_addl(&cmd, gc->self, "--run-step", "--cwd", gc->outer_cwd, "--", driver, NULL);
-	strv_addown(&cmd, xasprintf("@%s/link.rsp", gc->inner));
-	r |= cmd_var(nj, "cmd", cmd.v);
-	buf_add(nj, "  desc = MTPC link\n\n");
-	strv_free(&cmd);
-	if (lc->split_dwarf) {
-		/* Every .dwo the output names, packed next to it where gdb looks.
-		 * The inputs are the link's (a changed .dwo comes with a changed
-		 * object: the skeleton holds its DWO id); the output itself is
-		 * order-only because mtpc-link touches it after the inner build. */
-		g->dwp = xasprintf("%s.dwp", g->output);
-		r |= build_line(nj, V(g->dwp), "dwp", natives.v, V("link.rsp"), V(g->output));
-		strv_addl(&cmd, gc->self, "--dwp-step", "--out", g->dwp, "--llvm-bin",
-			  gc->llvm_bin, "--", g->output, NULL);
-		r |= cmd_var(nj, "cmd", cmd.v);
-		buf_add(nj, "  desc = MTPC dwp\n\n");
-		strv_free(&cmd);
-	}
-	strv_free(&natives);
-	/* Only the output (and its .dwp) by default: slots nothing needs never
-	 * run. */
-	buf_add(nj, "default ");
-	r |= nw_path(nj, g->output);
-	if (g->dwp) {
-		buf_addc(nj, ' ');
-		r |= nw_path(nj, g->dwp);
-	}
-	buf_addc(nj, '\n');
-	if (r)
-		mtpc_error("a path of this link cannot be written in a Ninja file (newline?)");
-done:
-	strv_free(&th);
-	strv_free(&fin);
-	strv_free(&deps);
-	free(driver);
 	return r ? -1 : 0;
 }
 
@@ -748,9 +448,15 @@ int graph_write(const struct graph_conf *gc, const struct graph *g)
 			return -1;
 		}
 	}
-	if (put(gc, "thinlink.rsp", &g->thinlink_rsp) < 0 || put(gc, "link.rsp", &g->link_rsp) < 0 ||
-	    put(gc, "modules.list", &g->modules_list) < 0 || put(gc, "build.ninja", &g->ninja) < 0)
-		return -1;
+	/* The response files and module list are mtpc-link's (empty otherwise). */
+	const struct {
+		const char *name;
+		const struct buf *b;
+	} files[] = {{"thinlink.rsp", &g->thinlink_rsp}, {"link.rsp", &g->link_rsp},
+		     {"modules.list", &g->modules_list}, {"build.ninja", &g->ninja}};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (files[i].b->len && put(gc, files[i].name, files[i].b) < 0)
+			return -1;
 	return 0;
 }
 
@@ -758,6 +464,9 @@ void graph_free(struct graph *g)
 {
 	for (size_t i = 0; i < g->nmods; i++) {
 		free(g->mods[i].path);
+		free(g->mods[i].id);
+		free(g->mods[i].name);
+		free(g->mods[i].dir);
 		free(g->mods[i].key);
 		free(g->mods[i].shard);
 	}

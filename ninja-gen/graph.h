@@ -1,9 +1,17 @@
-/* graph.h: the inner Ninja graph of one MTPC link.
+/* graph.h: the inner Ninja graph of one MTPC link, shared by both front ends.
  *
- * From the parsed link command, graph_build() decides per ThinLTO module
- * whether it is split (see graph_conf: by estimated backend cost, corrected
- * by measured history, or by bitcode bytes) and produces, in memory, everything the inner build
- * needs (all written by graph_write() only if changed):
+ * The module part (graph_emit_modules(), graph.c) is the same for every
+ * front end: it decides per ThinLTO module whether it is split (see
+ * graph_conf: by estimated backend cost, corrected by measured history, or
+ * by bitcode bytes) and writes its edges: the plain backend, or split ->
+ * slots bound by a dyndep file -> merge, each ending in <dir>/native.o.
+ * Around it, each front end adds what it owns:
+ *   mtpc-link (link_graph.c, graph_build()): from the parsed link command,
+ *     the thin link before the modules and the final link after them;
+ *   mtpc-distribute (distribute.c): lld has done the thin link; the shards
+ *     are copied in and each native.o is delivered to lld's job output.
+ * For mtpc-link, graph_build() produces in memory everything the inner
+ * build needs (all written by graph_write() only if changed):
  *   build.ninja     thinlink -> backend | split -> slots -> merge -> link [-> dwp]
  *   thinlink.rsp    the link command for --thinlto-index-only (absolute paths)
  *   link.rsp        the final link command on the native objects
@@ -15,7 +23,8 @@
  *   mod/<key>/{split.dd,split.n,backend.o,p<i>.o,parts/}   split modules
  *   mod/<key>/{native,backend,p<i>}.dwo  with -gsplit-dwarf, next to each object
  * and, with -gsplit-dwarf on the link, <output>.dwp next to the output.
- * where <key> is the module's file name plus a hash of its absolute path. */
+ * where <key> is the module's file name plus a hash of its absolute path.
+ * mtpc-distribute uses the same layout with index/<key>.thinlto.bc. */
 #ifndef MTPC_NG_GRAPH_H
 #define MTPC_NG_GRAPH_H
 
@@ -57,12 +66,32 @@ struct graph_conf {
 	int jobs;               /* -j of the inner build (sched.h: partition shares) */
 	const char *inner;      /* absolute inner build directory */
 	const char *outer_cwd;  /* absolute directory the link command runs in */
+	/* Prepended to the inner directory's paths in build.ninja: "" when Ninja
+	 * runs in the inner directory (mtpc-link), "<inner>/" when it runs in
+	 * the link's directory (mtpc-distribute: lld's module paths are relative
+	 * to it, inside the index shards too). */
+	const char *prefix;
+};
+
+/* How backends and slots compile: "<driver> -c -x ir <bitcode>
+ * -fthinlto-index=<shard> <flags> -o <object>". */
+struct graph_codegen {
+	char *driver;       /* the clang to run (absolute if given with a '/') */
+	struct strv flags;  /* what lld's in-process backend would use: -O<n>,
+	                     * PIC, sections, target and codegen options */
+	int pic;            /* the code is position independent (mtpc-split --reloc) */
+	int split_dwarf;    /* write a .dwo next to every object */
 };
 
 struct module {
-	char *path;  /* absolute path of the bitcode object the thin link sees */
+	char *path;  /* the bitcode object as the thin link named it (the
+	              * shards name it so): absolute for mtpc-link */
+	char *id;    /* its identity across links (absolute, without lld's
+	              * per-link parts): the module history's key */
+	char *name;  /* short name for messages */
 	char *key;   /* unique directory name under mod/ */
-	char *shard; /* index/<path>.thinlto.bc (relative to the inner dir) */
+	char *dir;   /* <prefix>mod/<key>: its files, as build.ninja names them */
+	char *shard; /* its index shard, as build.ninja names it */
 	long long size;  /* bitcode bytes */
 	long long insts; /* instructions in its ThinLTO summary, -1 if unknown */
 	double seconds;  /* measured backend seconds (history), -1 if unknown */
@@ -86,8 +115,27 @@ struct graph {
 	int nnative_objects, nnative_archives;
 };
 
-/* Returns 0, or -1 after an error message (the caller then runs the original
- * link command unchanged). Extracts bitcode archives into the inner dir. */
+/* Add a module (or find the one with this path). id: its identity (see
+ * struct module); shard: its index shard as build.ninja names it, NULL for
+ * mtpc-link's index/<path>.thinlto.bc. */
+struct module *graph_add_module(struct graph *g, const struct graph_conf *gc, const char *path,
+				const char *id, const char *shard);
+
+/* Append the header of build.ninja (the rules) for tool (the generator). */
+void graph_rules(struct buf *nj, const char *tool);
+
+/* Decide which modules are split and append their edges to g->ninja, split
+ * modules first (costliest first: Ninja starts ready edges in manifest
+ * order). Returns 0, or -1 if a path cannot be written in a Ninja file. */
+int graph_emit_modules(const struct graph_conf *gc, const struct graph_codegen *cg, struct graph *g);
+
+/* "<dir>/native.o" of m: what the module's edges end in; heap string. */
+char *graph_native(const struct module *m);
+
+/* mtpc-link: from the parsed link command, the whole inner build
+ * (link_graph.c). Returns 0, or -1 after an error message (the caller then
+ * runs the original link command unchanged). Extracts bitcode archives into
+ * the inner dir. */
 int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct graph *g);
 /* Write the files (creating the inner dir). Returns 0 or -1 after an error. */
 int graph_write(const struct graph_conf *gc, const struct graph *g);

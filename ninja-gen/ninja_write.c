@@ -78,3 +78,56 @@ int nw_cmd_words(struct buf *b, char *const *argv)
 	}
 	return 0;
 }
+
+int nw_build2(struct buf *b, char *const *outs, char *const *iouts, const char *rule,
+		       char *const *ins, char *const *implicit, char *const *order)
+{
+	int r = 0;
+	buf_add(b, "build");
+	for (size_t i = 0; outs && outs[i]; i++) {
+		buf_addc(b, ' ');
+		r |= nw_path(b, outs[i]);
+	}
+	if (iouts && iouts[0]) {
+		buf_add(b, " |");
+		for (size_t i = 0; iouts[i]; i++) {
+			buf_addc(b, ' ');
+			r |= nw_path(b, iouts[i]);
+		}
+	}
+	buf_printf(b, ": %s", rule);
+	for (size_t i = 0; ins && ins[i]; i++) {
+		buf_addc(b, ' ');
+		r |= nw_path(b, ins[i]);
+	}
+	if (implicit && implicit[0]) {
+		buf_add(b, " |");
+		for (size_t i = 0; implicit[i]; i++) {
+			buf_addc(b, ' ');
+			r |= nw_path(b, implicit[i]);
+		}
+	}
+	if (order && order[0]) {
+		buf_add(b, " ||");
+		for (size_t i = 0; order[i]; i++) {
+			buf_addc(b, ' ');
+			r |= nw_path(b, order[i]);
+		}
+	}
+	buf_addc(b, '\n');
+	return r;
+}
+
+int nw_build(struct buf *b, char *const *outs, const char *rule, char *const *ins,
+		      char *const *implicit, char *const *order)
+{
+	return nw_build2(b, outs, NULL, rule, ins, implicit, order);
+}
+
+int nw_cmd_var(struct buf *b, const char *name, char *const *argv)
+{
+	buf_printf(b, "  %s = ", name);
+	int r = nw_cmd_words(b, argv);
+	buf_addc(b, '\n');
+	return r;
+}

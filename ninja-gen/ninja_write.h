@@ -23,4 +23,17 @@ int nw_cmd_words(struct buf *b, char *const *argv);
 /* Append s escaped as a plain Ninja variable value (only '$' is special). */
 int nw_value(struct buf *b, const char *s);
 
+/* Append "build OUTS | IOUTS: RULE INS | IMPLICIT || ORDER\n" with escaped
+ * paths. Every list is NULL-terminated and may be NULL (or empty). */
+int nw_build2(struct buf *b, char *const *outs, char *const *iouts, const char *rule,
+	      char *const *ins, char *const *implicit, char *const *order);
+/* nw_build2() without implicit outputs. */
+int nw_build(struct buf *b, char *const *outs, const char *rule, char *const *ins,
+	     char *const *implicit, char *const *order);
+/* Append "  NAME = <argv as command words>\n" (an edge's command variable). */
+int nw_cmd_var(struct buf *b, const char *name, char *const *argv);
+
+/* A NULL-terminated list literal for the functions above. */
+#define NW_LIST(...) ((char *const[]){__VA_ARGS__, NULL})
+
 #endif
