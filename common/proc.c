@@ -25,10 +25,24 @@ static void close_pipe(int p[2])
 			close(p[i]);
 }
 
-/* Feed in[0..len) to fd_in and collect fd_err into err at the same time, so
- * that a child writing much to stderr before it has read all its input
- * cannot deadlock against us. Either fd may be -1; both are closed. */
-static void pump(int fd_in, const char *in, size_t len, int fd_err, struct buf *err)
+/* One pipe end we read until EOF into b. */
+static void drain(int *fd, struct buf *b)
+{
+	char chunk[4096];
+	ssize_t n = read(*fd, chunk, sizeof chunk);
+	if (n > 0)
+		buf_addn(b, chunk, (size_t)n);
+	else if (n == 0 || errno != EINTR) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* Feed in[0..len) to fd_in and collect fd_out into out and fd_err into err
+ * at the same time, so that a child writing much before it has read all
+ * its input cannot deadlock against us. Any fd may be -1; all are closed. */
+static void pump(int fd_in, const char *in, size_t len, int fd_out, struct buf *out, int fd_err,
+		 struct buf *err)
 {
 	size_t off = 0;
 	if (fd_in >= 0 && len == 0) {
@@ -37,9 +51,9 @@ static void pump(int fd_in, const char *in, size_t len, int fd_err, struct buf *
 	}
 	if (fd_in >= 0)
 		fcntl(fd_in, F_SETFL, O_NONBLOCK); /* write only what fits, then poll */
-	while (fd_in >= 0 || fd_err >= 0) {
-		struct pollfd pf[2] = {{fd_in, POLLOUT, 0}, {fd_err, POLLIN, 0}};
-		if (poll(pf, 2, -1) < 0) { /* poll skips the negative fds */
+	while (fd_in >= 0 || fd_out >= 0 || fd_err >= 0) {
+		struct pollfd pf[3] = {{fd_in, POLLOUT, 0}, {fd_out, POLLIN, 0}, {fd_err, POLLIN, 0}};
+		if (poll(pf, 3, -1) < 0) { /* poll skips the negative fds */
 			if (errno == EINTR)
 				continue;
 			break;
@@ -54,19 +68,15 @@ static void pump(int fd_in, const char *in, size_t len, int fd_err, struct buf *
 				fd_in = -1;
 			}
 		}
-		if (fd_err >= 0 && pf[1].revents) {
-			char chunk[4096];
-			ssize_t n = read(fd_err, chunk, sizeof chunk);
-			if (n > 0)
-				buf_addn(err, chunk, (size_t)n);
-			else if (n == 0 || errno != EINTR) {
-				close(fd_err);
-				fd_err = -1;
-			}
-		}
+		if (fd_out >= 0 && pf[1].revents)
+			drain(&fd_out, out);
+		if (fd_err >= 0 && pf[2].revents)
+			drain(&fd_err, err);
 	}
 	if (fd_in >= 0)
 		close(fd_in);
+	if (fd_out >= 0)
+		close(fd_out);
 	if (fd_err >= 0)
 		close(fd_err);
 }
@@ -85,12 +95,14 @@ int proc_spawn(char *const *argv, const struct proc_io *io)
 	static const struct proc_io defaults;
 	if (!io)
 		io = &defaults;
-	int in[2] = {-1, -1}, err[2] = {-1, -1};
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
 	/* The child reports a failed exec through ex (close-on-exec). */
 	int ex[2] = {-1, -1};
-	if ((io->in && pipe(in) < 0) || (io->err && pipe(err) < 0) || pipe(ex) < 0) {
+	if ((io->in && pipe(in) < 0) || (io->out && pipe(out) < 0) || (io->err && pipe(err) < 0) ||
+	    pipe(ex) < 0) {
 		mtpc_error("pipe: %s", strerror(errno));
 		close_pipe(in);
+		close_pipe(out);
 		close_pipe(err);
 		close_pipe(ex);
 		return 127;
@@ -103,6 +115,7 @@ int proc_spawn(char *const *argv, const struct proc_io *io)
 	if (pid < 0) {
 		mtpc_error("fork: %s", strerror(errno));
 		close_pipe(in);
+		close_pipe(out);
 		close_pipe(err);
 		close_pipe(ex);
 		return 127;
@@ -111,9 +124,12 @@ int proc_spawn(char *const *argv, const struct proc_io *io)
 		close(ex[0]);
 		if (io->in)
 			dup2(in[0], 0);
+		if (io->out)
+			dup2(out[1], 1);
 		if (io->err)
 			dup2(err[1], 2);
 		close_pipe(in);
+		close_pipe(out);
 		close_pipe(err);
 		for (size_t i = 0; io->env && io->env[i]; i++)
 			putenv(io->env[i]);
@@ -131,11 +147,13 @@ int proc_spawn(char *const *argv, const struct proc_io *io)
 	close(ex[1]);
 	if (io->in)
 		close(in[0]);
+	if (io->out)
+		close(out[1]);
 	if (io->err)
 		close(err[1]);
 	/* A child that exits without reading its input must not kill us. */
 	void (*old_pipe)(int) = io->in ? signal(SIGPIPE, SIG_IGN) : SIG_DFL;
-	pump(in[1], io->in, io->in_len, err[0], io->err);
+	pump(in[1], io->in, io->in_len, out[0], io->out, err[0], io->err);
 	if (io->in)
 		signal(SIGPIPE, old_pipe);
 	int status;

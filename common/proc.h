@@ -14,6 +14,7 @@ struct proc_io {
 	char *const *env; /* extra "NAME=value" entries (NULL: none) */
 	const char *in;   /* bytes fed to its stdin (NULL: stdin inherited) */
 	size_t in_len;
+	struct buf *out;  /* its stdout is captured here (NULL: inherited) */
 	struct buf *err;  /* its stderr is captured here (NULL: inherited) */
 	double *cpu;      /* if non-NULL: set to the user + system CPU seconds of
 	                   * the child and the descendants it waited for (steadier

@@ -50,6 +50,9 @@ int mtpc_mkdir_p(const char *path);
  * suffixes, no trailing text: "1M" and "abc" are errors, not 1 and 0). */
 int mtpc_parse_ll(const char *opt, const char *s, long long lo, long long hi, long long *out);
 
+/* The part of path after its last '/' (path itself without one). */
+const char *mtpc_base_name(const char *path);
+
 /* Seconds from a monotonic clock, and CPU seconds of this process. */
 double mtpc_now(void);
 double mtpc_cpu_time(void);

@@ -19,8 +19,7 @@ char *graph_module_key(const char *abs_path)
 {
 	char hex[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(abs_path, strlen(abs_path), hex);
-	const char *slash = strrchr(abs_path, '/');
-	return xasprintf("%s-%.8s", slash ? slash + 1 : abs_path, hex);
+	return xasprintf("%s-%.8s", mtpc_base_name(abs_path), hex);
 }
 
 struct module *graph_add_module(struct graph *g, const struct graph_conf *gc, const char *path,
@@ -34,8 +33,7 @@ struct module *graph_add_module(struct graph *g, const struct graph_conf *gc, co
 	memset(m, 0, sizeof *m);
 	m->path = xstrdup(path);
 	m->id = xstrdup(id);
-	const char *slash = strrchr(id, '/');
-	m->name = xstrdup(slash ? slash + 1 : id);
+	m->name = xstrdup(mtpc_base_name(id));
 	m->key = graph_module_key(id);
 	m->dir = xasprintf("%smod/%s", gc->prefix ? gc->prefix : "", m->key);
 	m->shard = shard ? xstrdup(shard) : xasprintf("index%s.thinlto.bc", path);

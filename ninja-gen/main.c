@@ -10,6 +10,7 @@
  * unchanged, so an enabled target never breaks a build that worked before. */
 #define _POSIX_C_SOURCE 200809L
 #include "graph.h"
+#include "inner.h"
 #include "linkcmd.h"
 #include "mtpc_cache.h"
 #include "proc.h"
@@ -107,12 +108,6 @@ struct opts {
 	int ncmd;
 };
 
-static int cores(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)n : 1;
-}
-
 static void opts_free(struct opts *o)
 {
 	strv_free(&o->launcher);
@@ -195,204 +190,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	return 0;
 }
 
-static char *dir_of(const char *path)
-{
-	char *d = xstrdup(path);
-	char *slash = strrchr(d, '/');
-	if (slash)
-		*slash = 0;
-	return d;
-}
-
-static int exists(const char *p)
-{
-	return access(p, X_OK) == 0;
-}
-
-/* mtpc-split next to mtpc-link (installed layout), else in the build tree. */
-static char *find_split_tool(const char *self)
-{
-	char *d = dir_of(self);
-	char *p = xasprintf("%s/mtpc-split", d);
-	if (!exists(p)) {
-		free(p);
-		p = xasprintf("%s/../splitter/mtpc-split", d);
-		if (!exists(p)) {
-			free(p);
-			p = xstrdup("mtpc-split");
-		}
-	}
-	free(d);
-	return p;
-}
-
-/* The directory of the real driver binary: /usr/bin/clang-19 resolves to
- * /usr/lib/llvm-19/bin, where ld.lld and llvm-objcopy live too (else the
- * bin directory of the LLVM MTPC was built against). */
-static char *find_llvm_bin(const char *driver)
-{
-	char *w = proc_which(driver), *real = w ? realpath(w, NULL) : NULL;
-	free(w);
-	char *d = NULL;
-	if (real) {
-		d = dir_of(real);
-		char *lld = xasprintf("%s/ld.lld", d);
-		if (!exists(lld)) {
-			free(d);
-			d = NULL;
-		}
-		free(lld);
-	}
-	free(real);
-	return d ? d : xstrdup(MTPC_LLVM_BIN_DIR);
-}
-
 static int run_original(const struct opts *o)
 {
 	return proc_run(o->cmd, NULL, NULL, NULL);
-}
-
-/* Cost in a few digits: 221348 -> "221k". */
-static void human(struct buf *b, long long n)
-{
-	if (n >= 10000000)
-		buf_printf(b, "%lldM", (n + 500000) / 1000000);
-	else if (n >= 10000)
-		buf_printf(b, "%lldk", (n + 500) / 1000);
-	else
-		buf_printf(b, "%lld", n);
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
-/* Unsplit modules named in the summary: the costliest few that came within
- * a quarter of the threshold. */
-#define SUMMARY_UNSPLIT 3
-
-static int cmp_cost_desc(const void *a, const void *b)
-{
-	const struct module *x = *(const struct module *const *)a, *y = *(const struct module *const *)b;
-	if (x->cost != y->cost)
-		return x->cost > y->cost ? -1 : 1;
-	return strcmp(x->path, y->path);
-}
-
-/* "<sep><module> <cost>[ measured]"; then *sep becomes ", ". */
-static void module_cost(struct buf *b, const char **sep, const struct module *m)
-{
-	buf_printf(b, "%s%s ", *sep, base_name(m->path));
-	human(b, m->cost);
-	if (m->measured)
-		buf_add(b, " measured");
-	*sep = ", ";
-}
-
-/* "; <rule>: <module> <cost>...; not split: <module> <cost>...": why each
- * large module was or was not split. */
-static void summary_reasons(struct buf *b, const struct graph *g, const struct graph_conf *gc)
-{
-	if (gc->kmax < 2) {
-		buf_add(b, "; splitting off (1 partition)");
-		return;
-	}
-	if (gc->threshold >= 0) {
-		buf_printf(b, "; split by size: more than %lld bitcode bytes", gc->threshold);
-		return;
-	}
-	const struct module **v = xmalloc((g->nmods + 1) * sizeof *v);
-	for (size_t i = 0; i < g->nmods; i++)
-		v[i] = &g->mods[i];
-	qsort(v, g->nmods, sizeof *v, cmp_cost_desc);
-	buf_add(b, "; split by cost >= ");
-	human(b, gc->cost_threshold);
-	buf_add(b, " instructions");
-	const char *sep = ": ";
-	for (size_t i = 0; i < g->nmods; i++)
-		if (v[i]->split)
-			module_cost(b, &sep, v[i]);
-	sep = "; not split: ";
-	int shown = 0;
-	for (size_t i = 0; i < g->nmods && shown < SUMMARY_UNSPLIT; i++)
-		if (!v[i]->split && v[i]->cost * 4 >= gc->cost_threshold) {
-			module_cost(b, &sep, v[i]);
-			shown++;
-		}
-	free(v);
-}
-
-/* "mtpc-link: <output>: M modules, S split (<module>: N partitions, ...)
- * [, U unused][, K native objects][, A native archives], T s; <reasons>":
- * S counts the split modules the link uses (a fallback among them is listed
- * as such), U the archive members it does not pull in. */
-static void summary(const struct graph *g, const struct graph_conf *gc, double secs)
-{
-	struct buf list = {0}, b = {0};
-	int nsplit = 0, nunused = 0;
-	const char *sep = " (";
-	for (size_t i = 0; i < g->nmods; i++) {
-		if (!g->mods[i].split)
-			continue;
-		char *np = xasprintf("%s/mod/%s/split.n", gc->inner, g->mods[i].key), *text;
-		size_t len;
-		int n = -1, unused = 0;
-		if (mtpc_read_file(np, &text, &len) == 0) {
-			n = atoi(text);
-			unused = strstr(text, "unused") != NULL;
-			free(text);
-		}
-		free(np);
-		if (unused) {
-			nunused++;
-			continue;
-		}
-		nsplit++;
-		const char *name = base_name(g->mods[i].path);
-		if (n > 0)
-			buf_printf(&list, "%s%s: %d partition%s", sep, name, n, n == 1 ? "" : "s");
-		else
-			buf_printf(&list, "%s%s: unsplit (fallback)", sep, name);
-		sep = ", ";
-	}
-	buf_printf(&b, "mtpc-link: %s: %zu module%s, %d split%s%s", base_name(g->output),
-		   g->nmods, g->nmods == 1 ? "" : "s", nsplit, list.len ? list.s : "", list.len ? ")" : "");
-	if (nunused)
-		buf_printf(&b, ", %d unused", nunused);
-	if (g->nnative_objects)
-		buf_printf(&b, ", %d native object%s", g->nnative_objects, g->nnative_objects == 1 ? "" : "s");
-	if (g->nnative_archives)
-		buf_printf(&b, ", %d native archive%s", g->nnative_archives, g->nnative_archives == 1 ? "" : "s");
-	buf_printf(&b, ", %.2f s", secs);
-	summary_reasons(&b, g, gc);
-	buf_addc(&b, '\n');
-	fputs(b.s, stdout);
-	fflush(stdout);
-	buf_free(&list);
-	buf_free(&b);
-}
-
-static double cache_history(void *ctx, const char *module_path, int *was_split)
-{
-	return mtpc_cache_module_seconds(ctx, module_path, was_split);
-}
-
-/* The plan cache, checked once per link: usable, it serves the module
- * history; unusable, one warning here and $MTPC_CACHE_QUIET for the inner
- * build, whose steps would otherwise repeat it once each. */
-static mtpc_cache *open_cache_once(const struct opts *o)
-{
-	char *path = mtpc_cache_resolve_path(o->cache, NULL), *msg = NULL;
-	mtpc_cache *c = mtpc_cache_open_ex(path, 0, &msg);
-	if (!c) {
-		mtpc_warn("plan cache %s; this link goes on without it", msg ? msg : path);
-		setenv("MTPC_CACHE_QUIET", "1", 1);
-	}
-	free(msg);
-	free(path);
-	return c;
 }
 
 /* Write the inner build of this link and run it. Returns the exit status,
@@ -402,16 +202,16 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 {
 	const char *out = linkcmd_output(lc);
 	char *self = proc_self_path();
-	char *split = o->split_tool ? xstrdup(o->split_tool) : find_split_tool(self ? self : argv0);
-	char *llvm_bin = o->llvm_bin ? xstrdup(o->llvm_bin) : find_llvm_bin(lc->args.v[0]);
+	char *split = o->split_tool ? xstrdup(o->split_tool) : inner_find_split_tool(self ? self : argv0);
+	char *llvm_bin = o->llvm_bin ? xstrdup(o->llvm_bin) : inner_find_llvm_bin(lc->args.v[0]);
 	char *inner;
 	if (o->dir)
 		inner = o->dir[0] == '/' ? xstrdup(o->dir) : xasprintf("%s/%s", cwd, o->dir);
 	else
 		inner = out[0] == '/' ? xasprintf("%s.mtpc", out) : xasprintf("%s/%s.mtpc", cwd, out);
 	char *min_cost = o->min_cost ? xasprintf("%lld", o->min_cost) : NULL;
-	mtpc_cache *cache = open_cache_once(o);
-	int jobs = o->jobs > 0 ? o->jobs : cores();
+	mtpc_cache *cache = inner_open_cache(o->cache);
+	int jobs = o->jobs > 0 ? o->jobs : inner_cores();
 	struct graph_conf gc = {
 		.self = self ? self : argv0,
 		.split_tool = split,
@@ -422,9 +222,9 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 		.split_args = o->split_args,
 		.threshold = o->threshold,
 		.cost_threshold = o->cost_threshold,
-		.history = cache ? cache_history : NULL,
+		.history = cache ? inner_cache_history : NULL,
 		.history_ctx = cache,
-		.kmax = o->partitions > 0 ? o->partitions : cores(),
+		.kmax = o->partitions > 0 ? o->partitions : inner_cores(),
 		.jobs = jobs,
 		.inner = inner,
 		.outer_cwd = cwd,
@@ -444,7 +244,7 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 		/* Progress lines name the target: the outer build prints them under
 		 * the link edge, between other targets' output. */
 		if (!o->quiet) {
-			char *status_fmt = xasprintf("[%s %%f/%%t] ", base_name(out));
+			char *status_fmt = xasprintf("[%s %%f/%%t] ", mtpc_base_name(out));
 			setenv("NINJA_STATUS", status_fmt, 1);
 			free(status_fmt);
 		}
@@ -455,7 +255,7 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 			/* The outer Ninja sees the link edge ran: give the output a new
 			 * mtime even when the inner build found it up to date. */
 			utimensat(AT_FDCWD, g.output, NULL, 0);
-			summary(&g, &gc, mtpc_now() - t0);
+			inner_summary(stdout, &g, &gc, g.output, mtpc_now() - t0);
 		}
 	} else {
 		mtpc_warn("cannot build %s through MTPC; running the link as is", out);

@@ -1,0 +1,715 @@
+/* distribute.c: mtpc-distribute, MTPC's DTLTO distributor.
+ *
+ * With clang -fthinlto-distributor=mtpc-distribute (lld >= 21), lld does the
+ * thin link in-process, writes a JSON list of backend jobs and runs
+ * "mtpc-distribute [options] JSON". Each job compiles one module with its
+ * index shard into one object (the command is common.args + job.args).
+ * mtpc-distribute turns the jobs into the same inner Ninja build mtpc-link
+ * writes (graph.c): a small module is one backend edge, a large one is
+ * split -> slots -> merge. The inner directory persists across links
+ * (<linker output>.mtpc), keyed by each module's identity, not by lld's
+ * per-link file names (they carry its pid), so an unchanged module stops at
+ * Ninja's restat as with mtpc-link. After the build each module's native.o
+ * is delivered to the job's output atomically. */
+#define _POSIX_C_SOURCE 200809L
+#include "graph.h"
+#include "inner.h"
+#include "ninja_write.h"
+#include "proc.h"
+#include "steps.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: mtpc-distribute [options] JOBS.json\n"
+	"\n"
+	"A ThinLTO distributor for lld's Distributed ThinLTO (DTLTO, lld >= 21):\n"
+	"  clang -flto=thin -fuse-ld=lld -fthinlto-distributor=mtpc-distribute \\\n"
+	"        [-Xthinlto-distributor=OPTION]... objects... -o app\n"
+	"lld does the thin link, then runs mtpc-distribute on its job list. Small\n"
+	"modules are compiled as lld asked; modules worth splitting are split by\n"
+	"mtpc-split, their partitions compiled in parallel and merged back into\n"
+	"the one object lld expects. The inner build is a Ninja build in\n"
+	"<linker output>.mtpc/, kept between links: modules that did not change\n"
+	"are not compiled again, and after an edit only the partitions it touched.\n"
+	"\n"
+	"Options (each also from the environment, for build systems that cannot\n"
+	"add linker flags per target; an option wins over its variable):\n"
+	"  --cost-threshold N  split modules costing at least N instructions\n"
+	"                      (MTPC_SPLIT_COST; default 50000, about 3 s of\n"
+	"                      backend on one core)\n"
+	"  --threshold BYTES   choose by size instead: split modules with more\n"
+	"                      bitcode bytes than this, 0 splits every module\n"
+	"                      (MTPC_SPLIT_THRESHOLD)\n"
+	"  --partitions N      at most N partitions per split module, 1 disables\n"
+	"                      splitting (MTPC_MAX_PARTITIONS; default: cores)\n"
+	"  --jobs N            parallelism of the inner build (MTPC_JOBS;\n"
+	"                      default/0: cores)\n"
+	"  --cache PATH        plan cache (MTPC_CACHE; default\n"
+	"                      $XDG_CACHE_HOME/mtpc/plans.sqlite, else\n"
+	"                      ~/.cache/mtpc/plans.sqlite)\n"
+	"  --launcher WORD     prefix backend and partition compiles with WORD;\n"
+	"                      repeat for more words (MTPC_LAUNCHER: words\n"
+	"                      separated by spaces or ';')\n"
+	"  --split-arg WORD    pass WORD to mtpc-split (MTPC_SPLIT_ARGS: words)\n"
+	"  --min-cost C        passed to mtpc-split --min-cost\n"
+	"  --split-tool PATH   mtpc-split to run (default: next to this tool)\n"
+	"  --llvm-bin DIR      directory of ld.lld and llvm-objcopy (default: the\n"
+	"                      compiler's directory, after symlinks)\n"
+	"  --ninja PATH        ninja to run (default: ninja on PATH)\n"
+	"  --dir DIR           inner build directory (default: <output>.mtpc)\n"
+	"  --progress          show the inner build's [i/n] progress lines\n"
+	"  --verbose           show the inner build's commands\n"
+	"  --help              this text\n"
+	"With -Xthinlto-distributor= give an option and its value as one word:\n"
+	"-Xthinlto-distributor=--jobs=4.\n"
+	"\n"
+	"Every link prints one line on stderr: 'mtpc-distribute: <output>: M\n"
+	"modules, S split (<module>: N partitions, ...), T s; <why>'. A module\n"
+	"the splitter cannot handle is compiled unsplit after one warning.\n"
+	"Exit status 0 only when every output lld asked for exists; otherwise 1\n"
+	"and one message naming the modules that failed (bad JSON, a missing\n"
+	"input or an unwritable output directory: nothing runs); 2 for bad\n"
+	"options.\n";
+
+struct opts {
+	long long threshold, cost_threshold, min_cost;
+	int partitions, jobs, verbose, progress;
+	const char *cache, *split_tool, *llvm_bin, *ninja, *dir, *json;
+	struct strv launcher, split_args;
+};
+
+/* One job of lld's list. */
+struct job {
+	struct strv args;    /* its part of the command (after common.args) */
+	struct strv inputs;  /* [0]: the module, [1]: its index shard, then the
+	                      * modules its imports come from */
+	struct strv outputs; /* [0]: the object lld links */
+	struct module *mod;  /* its module in the graph, NULL: run as lld wrote it */
+};
+
+struct jobs {
+	struct strv common;  /* common.args: the compiler, then its options */
+	char *linker_output; /* common.linker_output, or NULL */
+	struct job *v;
+	size_t n;
+};
+
+/* Append the words of an environment value (separated by blanks or ';',
+ * the form of a CMake list). */
+static void env_words(struct strv *v, const char *name)
+{
+	const char *s = getenv(name);
+	if (!s)
+		return;
+	char *copy = xstrdup(s), *save = NULL;
+	for (char *t = strtok_r(copy, " \t\n;", &save); t; t = strtok_r(NULL, " \t\n;", &save))
+		strv_add(v, t);
+	free(copy);
+}
+
+/* An integer variable of the environment, if set and not empty. */
+static int env_ll(const char *name, long long lo, long long hi, long long *out)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return 0;
+	return mtpc_parse_ll(name, s, lo, hi, out);
+}
+
+/* Defaults, then the environment, then the options; one JSON path last.
+ * Returns 0, or -1 after one error message. */
+static int parse_opts(struct opts *o, int argc, char **argv)
+{
+	enum { O_THRESHOLD = 256, O_COST, O_PARTS, O_JOBS, O_CACHE, O_LAUNCHER, O_MIN_COST,
+	       O_SPLIT_ARG, O_SPLIT_TOOL, O_LLVM_BIN, O_NINJA, O_DIR, O_VERBOSE, O_PROGRESS };
+	static const struct option longopts[] = {
+		{"threshold", required_argument, 0, O_THRESHOLD},
+		{"cost-threshold", required_argument, 0, O_COST},
+		{"partitions", required_argument, 0, O_PARTS},
+		{"jobs", required_argument, 0, O_JOBS},
+		{"cache", required_argument, 0, O_CACHE},
+		{"launcher", required_argument, 0, O_LAUNCHER},
+		{"min-cost", required_argument, 0, O_MIN_COST},
+		{"split-arg", required_argument, 0, O_SPLIT_ARG},
+		{"split-tool", required_argument, 0, O_SPLIT_TOOL},
+		{"llvm-bin", required_argument, 0, O_LLVM_BIN},
+		{"ninja", required_argument, 0, O_NINJA},
+		{"dir", required_argument, 0, O_DIR},
+		{"verbose", no_argument, 0, O_VERBOSE},
+		{"progress", no_argument, 0, O_PROGRESS},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	memset(o, 0, sizeof *o);
+	o->threshold = -1;
+	o->cost_threshold = GRAPH_DEFAULT_COST_THRESHOLD;
+	long long parts = 0, jobs = 0;
+	if (env_ll("MTPC_SPLIT_THRESHOLD", 0, LLONG_MAX, &o->threshold) ||
+	    env_ll("MTPC_SPLIT_COST", 0, LLONG_MAX, &o->cost_threshold) ||
+	    env_ll("MTPC_MAX_PARTITIONS", 0, 4096, &parts) || env_ll("MTPC_JOBS", 0, 4096, &jobs))
+		return -1;
+	const char *cache = getenv("MTPC_CACHE");
+	o->cache = cache && *cache ? cache : NULL;
+	env_words(&o->launcher, "MTPC_LAUNCHER");
+	env_words(&o->split_args, "MTPC_SPLIT_ARGS");
+	int c, bad = 0, launcher_given = 0, split_args_given = 0;
+	opterr = 0;
+	while (!bad && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(usage, stdout); exit(0);
+		case O_THRESHOLD: bad = mtpc_parse_ll("--threshold", optarg, 0, LLONG_MAX, &o->threshold); break;
+		case O_COST: bad = mtpc_parse_ll("--cost-threshold", optarg, 0, LLONG_MAX, &o->cost_threshold); break;
+		case O_PARTS: bad = mtpc_parse_ll("--partitions", optarg, 0, 4096, &parts); break;
+		case O_JOBS: bad = mtpc_parse_ll("--jobs", optarg, 0, 4096, &jobs); break;
+		case O_MIN_COST: bad = *optarg && mtpc_parse_ll("--min-cost", optarg, 0, 1LL << 40, &o->min_cost); break;
+		case O_CACHE: o->cache = *optarg ? optarg : NULL; break;
+		case O_LAUNCHER:
+			/* Options replace the environment's words, not add to them. */
+			if (!launcher_given++)
+				strv_free(&o->launcher);
+			if (*optarg)
+				strv_add(&o->launcher, optarg);
+			break;
+		case O_SPLIT_ARG:
+			if (!split_args_given++)
+				strv_free(&o->split_args);
+			strv_add(&o->split_args, optarg);
+			break;
+		case O_SPLIT_TOOL: o->split_tool = optarg; break;
+		case O_LLVM_BIN: o->llvm_bin = optarg; break;
+		case O_NINJA: o->ninja = optarg; break;
+		case O_DIR: o->dir = optarg; break;
+		case O_VERBOSE: o->verbose = 1; break;
+		case O_PROGRESS: o->progress = 1; break;
+		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
+		default: mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
+		}
+	}
+	if (bad)
+		return -1;
+	o->partitions = (int)parts;
+	o->jobs = (int)jobs;
+	if (optind != argc - 1) {
+		mtpc_error(optind == argc ? "no job list (JSON file) given (see --help)"
+					  : "one job list (JSON file) expected, got %d arguments",
+			   argc - optind);
+		return -1;
+	}
+	o->json = argv[optind];
+	return 0;
+}
+
+static void opts_free(struct opts *o)
+{
+	strv_free(&o->launcher);
+	strv_free(&o->split_args);
+}
+
+static void jobs_free(struct jobs *js)
+{
+	for (size_t i = 0; i < js->n; i++) {
+		strv_free(&js->v[i].args);
+		strv_free(&js->v[i].inputs);
+		strv_free(&js->v[i].outputs);
+	}
+	free(js->v);
+	strv_free(&js->common);
+	free(js->linker_output);
+}
+
+/* obj[key] as strings into v. Returns 0, or -1 after an error naming path
+ * and what (e.g. "jobs[2].outputs"): a missing or non-array member, or one
+ * that is not a string. need: the least number of strings. */
+static int json_strings(const char *path, json_t *obj, const char *key, const char *what,
+			size_t need, struct strv *v)
+{
+	json_t *a = json_object_get(obj, key);
+	if (!json_is_array(a) || json_array_size(a) < need) {
+		mtpc_error("%s: %s: expected an array of at least %zu string%s", path, what, need,
+			   need == 1 ? "" : "s");
+		return -1;
+	}
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		const char *s = json_string_value(json_array_get(a, i));
+		if (!s || !*s) {
+			mtpc_error("%s: %s[%zu]: expected a non-empty string", path, what, i);
+			return -1;
+		}
+		strv_add(v, s);
+	}
+	return 0;
+}
+
+/* Read lld's job list. Returns 0, or -1 after one error naming the file. */
+static int read_jobs(const char *path, struct jobs *js)
+{
+	memset(js, 0, sizeof *js);
+	json_error_t e;
+	json_t *root = json_load_file(path, 0, &e);
+	if (!root) {
+		mtpc_error("%s:%d: not a valid job list: %s", path, e.line, e.text);
+		return -1;
+	}
+	int r = -1;
+	json_t *common = json_object_get(root, "common"), *jobs = json_object_get(root, "jobs");
+	if (!json_is_object(common) || !json_is_array(jobs)) {
+		mtpc_error("%s: not a DTLTO job list (no \"common\" object or \"jobs\" array)", path);
+		goto out;
+	}
+	if (json_strings(path, common, "args", "common.args", 1, &js->common) < 0)
+		goto out;
+	const char *lo = json_string_value(json_object_get(common, "linker_output"));
+	js->linker_output = lo && *lo ? xstrdup(lo) : NULL;
+	js->n = json_array_size(jobs);
+	js->v = xcalloc(js->n + 1, sizeof *js->v);
+	for (size_t i = 0; i < js->n; i++) {
+		json_t *j = json_array_get(jobs, i);
+		char what[64];
+		if (!json_is_object(j)) {
+			mtpc_error("%s: jobs[%zu]: expected an object", path, i);
+			goto out;
+		}
+		snprintf(what, sizeof what, "jobs[%zu].args", i);
+		if (json_strings(path, j, "args", what, 1, &js->v[i].args) < 0)
+			goto out;
+		snprintf(what, sizeof what, "jobs[%zu].inputs", i);
+		if (json_strings(path, j, "inputs", what, 1, &js->v[i].inputs) < 0)
+			goto out;
+		snprintf(what, sizeof what, "jobs[%zu].outputs", i);
+		if (json_strings(path, j, "outputs", what, 1, &js->v[i].outputs) < 0)
+			goto out;
+	}
+	r = 0;
+out:
+	json_decref(root);
+	return r;
+}
+
+/* Every input exists and every output's directory is writable: checked
+ * before anything runs, so that a bad list leaves nothing behind. */
+static int check_files(const char *path, const struct jobs *js)
+{
+	for (size_t i = 0; i < js->n; i++) {
+		const struct job *j = &js->v[i];
+		for (size_t k = 0; k < j->inputs.n; k++)
+			if (access(j->inputs.v[k], R_OK) < 0) {
+				mtpc_error("%s: jobs[%zu]: cannot read input %s: %s", path, i,
+					   j->inputs.v[k], strerror(errno));
+				return -1;
+			}
+		for (size_t k = 0; k < j->outputs.n; k++) {
+			char *d = xstrdup(j->outputs.v[k]), *slash = strrchr(d, '/');
+			if (slash)
+				*slash = 0;
+			int ok = access(slash ? (*d ? d : "/") : ".", W_OK) == 0;
+			int e = errno;
+			free(d);
+			if (!ok) {
+				mtpc_error("%s: jobs[%zu]: cannot write output %s: %s", path, i,
+					   j->outputs.v[k], strerror(e));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* lld names an archive member it hands out as "<archive>(<member> at
+ * <offset>).<task>.<pid in hex>.o": its identity across links is the part
+ * up to the ')'. Other modules are their own path. Heap string, absolute. */
+static char *module_id(const char *path, const char *cwd)
+{
+	char *id = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", cwd, path);
+	char *paren = strrchr(id, ')');
+	if (paren) {
+		const char *s = paren + 1;
+		int dots = 0, ok = 1;
+		size_t n = strlen(s);
+		if (n < 2 || strcmp(s + n - 2, ".o") != 0)
+			ok = 0;
+		for (size_t i = 0; ok && i + 2 < n; i++) {
+			if (s[i] == '.')
+				dots++;
+			else if (!isxdigit((unsigned char)s[i]))
+				ok = 0;
+		}
+		if (ok && dots == 2)
+			paren[1] = 0;
+	}
+	return id;
+}
+
+/* The job's word naming its shard is "-fthinlto-index=<inputs[1]>", its
+ * output "-o <outputs[0]>" and its module inputs[0]: a job of exactly that
+ * shape (and nothing else in args) is a module MTPC may split. Others (a
+ * future lld's extra outputs or options) run as lld wrote them. */
+static int plain_module_job(const struct job *j)
+{
+	if (j->inputs.n < 2 || j->outputs.n != 1 || j->args.n != 4)
+		return 0;
+	char *idx = xasprintf("-fthinlto-index=%s", j->inputs.v[1]);
+	int ok = !strcmp(j->args.v[0], j->inputs.v[0]) && !strcmp(j->args.v[1], idx) &&
+		 !strcmp(j->args.v[2], "-o") && !strcmp(j->args.v[3], j->outputs.v[0]);
+	free(idx);
+	return ok;
+}
+
+/* The backends' compile from common.args: the compiler, its options
+ * without "-c" (the graph adds it), position independent unless lld left
+ * out -fpic (a -no-pie or -static link). */
+static void dist_codegen(const struct jobs *js, struct graph_codegen *cg)
+{
+	cg->driver = xstrdup(js->common.v[0]);
+	for (size_t i = 1; i < js->common.n; i++) {
+		const char *w = js->common.v[i];
+		if (!strcmp(w, "-c"))
+			continue;
+		if (!strcmp(w, "-fpic") || !strcmp(w, "-fPIC") || !strcmp(w, "-fpie") || !strcmp(w, "-fPIE"))
+			cg->pic = 1;
+		else if (!strcmp(w, "-fno-pic") || !strcmp(w, "-fno-pie"))
+			cg->pic = 0;
+		strv_add(&cg->flags, w);
+	}
+}
+
+/* Copy the job's shard into the inner dir (only if changed: restat). */
+static int copy_shard(const char *from, const char *to)
+{
+	char *data;
+	size_t len;
+	if (mtpc_read_file(from, &data, &len) < 0) {
+		mtpc_error("cannot read %s: %s", from, strerror(errno));
+		return -1;
+	}
+	int r = mtpc_write_file(to, data, len, MTPC_WRITE_IF_CHANGED);
+	if (r < 0)
+		mtpc_error("cannot write %s: %s", to, strerror(errno));
+	free(data);
+	return r < 0 ? -1 : 0;
+}
+
+/* A job that is not a plain module: one edge running common.args +
+ * job.args as they are (the launcher before them). */
+static int emit_raw_job(struct buf *nj, const struct graph_conf *gc, const struct jobs *js,
+			const struct job *j, size_t index)
+{
+	struct strv cmd = {0};
+	strv_addv(&cmd, &gc->launcher);
+	strv_addv(&cmd, &js->common);
+	strv_addv(&cmd, &j->args);
+	int r = nw_build(nj, j->outputs.v, "job", NULL, NULL, NULL);
+	r |= nw_cmd_var(nj, "cmd", cmd.v);
+	buf_printf(nj, "  desc = MTPC job %zu\n\n", index);
+	strv_free(&cmd);
+	return r;
+}
+
+/* The inner build of the jobs: modules (shards copied in) through graph.c,
+ * other jobs as they are; everything is a default target. */
+static int dist_graph(const struct graph_conf *gc, struct jobs *js, struct graph *g,
+		      struct graph_codegen *cg)
+{
+	memset(g, 0, sizeof *g);
+	dist_codegen(js, cg);
+	char *idx = xasprintf("%s/index", gc->inner);
+	if (mtpc_mkdir_p(idx) < 0) {
+		mtpc_error("cannot create %s: %s", idx, strerror(errno));
+		free(idx);
+		return -1;
+	}
+	free(idx);
+	int r = 0;
+	for (size_t i = 0; i < js->n && r == 0; i++) {
+		struct job *j = &js->v[i];
+		if (!plain_module_job(j))
+			continue;
+		char *id = module_id(j->inputs.v[0], gc->outer_cwd), *key = graph_module_key(id);
+		char *shard = xasprintf("%s/index/%s.thinlto.bc", gc->inner, key);
+		size_t n = g->nmods;
+		j->mod = graph_add_module(g, gc, j->inputs.v[0], id, shard);
+		if (g->nmods == n) {
+			mtpc_error("%s is the module of two jobs", j->inputs.v[0]);
+			r = -1;
+		} else {
+			r = copy_shard(j->inputs.v[1], shard);
+		}
+		free(id);
+		free(key);
+		free(shard);
+	}
+	if (r < 0)
+		return -1;
+	struct buf *nj = &g->ninja;
+	graph_rules(nj, "mtpc-distribute");
+	/* Ninja runs in the link's directory (lld's paths are relative to it);
+	 * its log stays in the inner dir. */
+	buf_add(nj, "builddir = ");
+	r |= nw_value(nj, gc->inner);
+	buf_add(nj, "\n\n");
+	if (g->nmods)
+		r |= graph_emit_modules(gc, cg, g);
+	struct strv targets = {0};
+	for (size_t i = 0; i < g->nmods; i++)
+		strv_addown(&targets, graph_native(&g->mods[i]));
+	for (size_t i = 0; i < js->n; i++)
+		if (!js->v[i].mod) {
+			r |= emit_raw_job(nj, gc, js, &js->v[i], i);
+			strv_addv(&targets, &js->v[i].outputs);
+		}
+	buf_add(nj, "default");
+	for (size_t i = 0; i < targets.n; i++) {
+		buf_addc(nj, ' ');
+		r |= nw_path(nj, targets.v[i]);
+	}
+	buf_addc(nj, '\n');
+	strv_free(&targets);
+	if (r)
+		mtpc_error("a path of this link cannot be written in a Ninja file (newline?)");
+	return r ? -1 : 0;
+}
+
+/* Put the module's object where lld expects it: a hard link to a temporary
+ * name renamed over the output (a copy where links are not possible), so
+ * that lld never sees a half-written object. */
+static int deliver(const char *from, const char *to)
+{
+	char *tmp = xasprintf("%s.mtpc-tmp", to);
+	unlink(tmp);
+	int r = link(from, tmp);
+	if (r == 0 && rename(tmp, to) < 0) {
+		unlink(tmp);
+		r = -1;
+	}
+	free(tmp);
+	if (r == 0)
+		return 0;
+	char *data;
+	size_t len;
+	if (mtpc_read_file(from, &data, &len) < 0) {
+		mtpc_error("cannot read %s: %s", from, strerror(errno));
+		return -1;
+	}
+	r = mtpc_write_file(to, data, len, 0);
+	if (r < 0)
+		mtpc_error("cannot write %s: %s", to, strerror(errno));
+	free(data);
+	return r < 0 ? -1 : 0;
+}
+
+/* After a failed inner build: the modules Ninja would still build (a dry
+ * run; their descriptions name the key), in one error line. */
+static void name_failures(const char *ninja, const char *manifest, const struct graph *g,
+			  const char *json)
+{
+	struct buf out = {0}, list = {0};
+	char *argv[] = {(char *)ninja, "-f", (char *)manifest, "-n", "-k", "0", NULL};
+	struct proc_io io = {.out = &out, .err = &out};
+	proc_spawn(argv, &io);
+	for (size_t i = 0; i < g->nmods; i++) {
+		char *pat = xasprintf(" %s", g->mods[i].key);
+		const char *hit = out.s ? strstr(out.s, pat) : NULL;
+		size_t n = strlen(pat);
+		if (hit && (hit[n] == '\n' || hit[n] == ' '))
+			buf_printf(&list, "%s%s", list.len ? ", " : "", g->mods[i].path);
+		free(pat);
+	}
+	if (list.len)
+		mtpc_error("%s: the backend of %s failed (the compiler's message is above)", json, list.s);
+	else
+		mtpc_error("%s: the inner build failed (its message is above)", json);
+	buf_free(&out);
+	buf_free(&list);
+}
+
+/* When no inner build can be made (no ninja, a path Ninja cannot express):
+ * every job as lld wrote it, one after the other. */
+static int run_jobs_as_is(const struct opts *o, const struct jobs *js)
+{
+	for (size_t i = 0; i < js->n; i++) {
+		struct strv cmd = {0};
+		strv_addv(&cmd, &o->launcher);
+		strv_addv(&cmd, &js->common);
+		strv_addv(&cmd, &js->v[i].args);
+		int st = proc_run(cmd.v, NULL, NULL, NULL);
+		strv_free(&cmd);
+		if (st) {
+			mtpc_error("%s: the backend of %s failed (exit status %d)", o->json,
+				   js->v[i].inputs.v[0], st);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The inner directory: --dir, else <linker output>.mtpc, else the job
+ * list's name without ".<pid>.dist-file.json" + ".mtpc". Absolute. */
+static char *inner_dir(const struct opts *o, const struct jobs *js, const char *cwd)
+{
+	char *base;
+	if (o->dir)
+		base = xstrdup(o->dir);
+	else if (js->linker_output)
+		base = xasprintf("%s.mtpc", js->linker_output);
+	else {
+		base = xstrdup(o->json);
+		char *suffix = strstr(base, ".dist-file.json");
+		if (suffix) {
+			*suffix = 0;
+			char *dot = strrchr(base, '.');
+			if (dot && dot[1] && strspn(dot + 1, "0123456789") == strlen(dot + 1))
+				*dot = 0;
+		}
+		char *b = xasprintf("%s.mtpc", base);
+		free(base);
+		base = b;
+	}
+	if (base[0] == '/')
+		return base;
+	char *abs = xasprintf("%s/%s", cwd, base);
+	free(base);
+	return abs;
+}
+
+/* Run the inner build and deliver the objects. Returns the exit status. */
+static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, struct jobs *js,
+			     const struct graph *g, const char *ninja)
+{
+	char *manifest = xasprintf("%s/build.ninja", gc->inner);
+	char jobs_s[32];
+	snprintf(jobs_s, sizeof jobs_s, "%d", gc->jobs);
+	char *argv[] = {(char *)ninja, "-f", manifest, "-j", jobs_s,
+			o->verbose ? "-v" : o->progress ? NULL : "--quiet", NULL};
+	if (o->progress || o->verbose) {
+		char *fmt = xasprintf("[%s %%f/%%t] ",
+				      mtpc_base_name(js->linker_output ? js->linker_output : o->json));
+		setenv("NINJA_STATUS", fmt, 1);
+		free(fmt);
+	}
+	/* Ninja's own messages go to stderr with the rest of the link's. */
+	int status = proc_run(argv, NULL, NULL, NULL);
+	if (status) {
+		name_failures(ninja, manifest, g, o->json);
+		free(manifest);
+		return 1;
+	}
+	free(manifest);
+	for (size_t i = 0; i < js->n; i++) {
+		struct job *j = &js->v[i];
+		if (j->mod) {
+			char *native = graph_native(j->mod);
+			int r = deliver(native, j->outputs.v[0]);
+			free(native);
+			if (r < 0)
+				return 1;
+		}
+		for (size_t k = 0; k < j->outputs.n; k++)
+			if (access(j->outputs.v[k], F_OK) < 0) {
+				mtpc_error("%s: the backend of %s wrote no %s", o->json, j->inputs.v[0],
+					   j->outputs.v[k]);
+				return 1;
+			}
+	}
+	return 0;
+}
+
+static int distribute(const struct opts *o, struct jobs *js, const char *argv0, double t0)
+{
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof cwd)) {
+		mtpc_error("cannot get the current directory: %s", strerror(errno));
+		return 1;
+	}
+	char *self = proc_self_path();
+	char *split = o->split_tool ? xstrdup(o->split_tool) : inner_find_split_tool(self ? self : argv0);
+	char *llvm_bin = o->llvm_bin ? xstrdup(o->llvm_bin) : inner_find_llvm_bin(js->common.v[0]);
+	char *inner = inner_dir(o, js, cwd), *prefix = xasprintf("%s/", inner);
+	char *min_cost = o->min_cost ? xasprintf("%lld", o->min_cost) : NULL;
+	char *ninja = proc_which(o->ninja ? o->ninja : "ninja");
+	mtpc_cache *cache = NULL;
+	struct graph_conf gc = {
+		.self = self ? self : argv0,
+		.split_tool = split,
+		.llvm_bin = llvm_bin,
+		.cache = o->cache,
+		.min_cost = min_cost,
+		.launcher = o->launcher,
+		.split_args = o->split_args,
+		.threshold = o->threshold,
+		.cost_threshold = o->cost_threshold,
+		.kmax = o->partitions > 0 ? o->partitions : inner_cores(),
+		.jobs = o->jobs > 0 ? o->jobs : inner_cores(),
+		.inner = inner,
+		.outer_cwd = cwd,
+		.prefix = prefix,
+	};
+	struct graph g = {0};
+	struct graph_codegen cg = {0};
+	int status;
+	if (!ninja) {
+		mtpc_warn("%s not found; running the %zu jobs one by one, unsplit",
+			  o->ninja ? o->ninja : "ninja", js->n);
+		status = run_jobs_as_is(o, js);
+	} else if (mtpc_mkdir_p(inner) < 0) {
+		mtpc_error("cannot create %s: %s", inner, strerror(errno));
+		status = 1;
+	} else {
+		cache = inner_open_cache(o->cache);
+		gc.history = cache ? inner_cache_history : NULL;
+		gc.history_ctx = cache;
+		if (dist_graph(&gc, js, &g, &cg) < 0 || graph_write(&gc, &g) < 0) {
+			mtpc_warn("cannot build through MTPC; running the %zu jobs one by one, unsplit", js->n);
+			status = run_jobs_as_is(o, js);
+		} else {
+			mtpc_cache_close(cache);
+			cache = NULL;
+			status = build_and_deliver(o, &gc, js, &g, ninja);
+			if (status == 0)
+				inner_summary(stderr, &g, &gc,
+					      js->linker_output ? js->linker_output : o->json,
+					      mtpc_now() - t0);
+		}
+	}
+	mtpc_cache_close(cache);
+	graph_free(&g);
+	free(cg.driver);
+	strv_free(&cg.flags);
+	free(self);
+	free(split);
+	free(llvm_bin);
+	free(inner);
+	free(prefix);
+	free(min_cost);
+	free(ninja);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	mtpc_set_progname("mtpc-distribute");
+	if (argc > 1 && steps_is_step(argv[1]))
+		return steps_main(argc, argv);
+	double t0 = mtpc_now();
+	struct opts o;
+	if (parse_opts(&o, argc, argv) < 0) {
+		opts_free(&o);
+		return 2;
+	}
+	struct jobs js;
+	int status = 1;
+	if (read_jobs(o.json, &js) == 0 && check_files(o.json, &js) == 0)
+		status = js.n ? distribute(&o, &js, argv[0], t0) : 0;
+	jobs_free(&js);
+	opts_free(&o);
+	return status;
+}

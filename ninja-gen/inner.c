@@ -1,0 +1,196 @@
+/* inner.c: see inner.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "inner.h"
+#include "proc.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int inner_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+static char *dir_of(const char *path)
+{
+	char *d = xstrdup(path);
+	char *slash = strrchr(d, '/');
+	if (slash)
+		*slash = 0;
+	return d;
+}
+
+static int exists(const char *p)
+{
+	return access(p, X_OK) == 0;
+}
+
+char *inner_find_split_tool(const char *self)
+{
+	char *d = dir_of(self);
+	char *p = xasprintf("%s/mtpc-split", d);
+	if (!exists(p)) {
+		free(p);
+		p = xasprintf("%s/../splitter/mtpc-split", d);
+		if (!exists(p)) {
+			free(p);
+			p = xstrdup("mtpc-split");
+		}
+	}
+	free(d);
+	return p;
+}
+
+char *inner_find_llvm_bin(const char *driver)
+{
+	char *w = proc_which(driver), *real = w ? realpath(w, NULL) : NULL;
+	free(w);
+	char *d = NULL;
+	if (real) {
+		d = dir_of(real);
+		char *lld = xasprintf("%s/ld.lld", d);
+		if (!exists(lld)) {
+			free(d);
+			d = NULL;
+		}
+		free(lld);
+	}
+	free(real);
+	return d ? d : xstrdup(MTPC_LLVM_BIN_DIR);
+}
+
+/* Cost in a few digits: 221348 -> "221k". */
+static void human(struct buf *b, long long n)
+{
+	if (n >= 10000000)
+		buf_printf(b, "%lldM", (n + 500000) / 1000000);
+	else if (n >= 10000)
+		buf_printf(b, "%lldk", (n + 500) / 1000);
+	else
+		buf_printf(b, "%lld", n);
+}
+
+/* Unsplit modules named in the summary: the costliest few that came within
+ * a quarter of the threshold. */
+#define SUMMARY_UNSPLIT 3
+
+static int cmp_cost_desc(const void *a, const void *b)
+{
+	const struct module *x = *(const struct module *const *)a, *y = *(const struct module *const *)b;
+	if (x->cost != y->cost)
+		return x->cost > y->cost ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* "<sep><module> <cost>[ measured]"; then *sep becomes ", ". */
+static void module_cost(struct buf *b, const char **sep, const struct module *m)
+{
+	buf_printf(b, "%s%s ", *sep, m->name);
+	human(b, m->cost);
+	if (m->measured)
+		buf_add(b, " measured");
+	*sep = ", ";
+}
+
+/* "; <rule>: <module> <cost>...; not split: <module> <cost>...": why each
+ * large module was or was not split. */
+static void summary_reasons(struct buf *b, const struct graph *g, const struct graph_conf *gc)
+{
+	if (gc->kmax < 2) {
+		buf_add(b, "; splitting off (1 partition)");
+		return;
+	}
+	if (gc->threshold >= 0) {
+		buf_printf(b, "; split by size: more than %lld bitcode bytes", gc->threshold);
+		return;
+	}
+	const struct module **v = xmalloc((g->nmods + 1) * sizeof *v);
+	for (size_t i = 0; i < g->nmods; i++)
+		v[i] = &g->mods[i];
+	qsort(v, g->nmods, sizeof *v, cmp_cost_desc);
+	buf_add(b, "; split by cost >= ");
+	human(b, gc->cost_threshold);
+	buf_add(b, " instructions");
+	const char *sep = ": ";
+	for (size_t i = 0; i < g->nmods; i++)
+		if (v[i]->split)
+			module_cost(b, &sep, v[i]);
+	sep = "; not split: ";
+	int shown = 0;
+	for (size_t i = 0; i < g->nmods && shown < SUMMARY_UNSPLIT; i++)
+		if (!v[i]->split && v[i]->cost * 4 >= gc->cost_threshold) {
+			module_cost(b, &sep, v[i]);
+			shown++;
+		}
+	free(v);
+}
+
+void inner_summary(FILE *f, const struct graph *g, const struct graph_conf *gc, const char *output,
+		   double secs)
+{
+	struct buf list = {0}, b = {0};
+	int nsplit = 0, nunused = 0;
+	const char *sep = " (";
+	for (size_t i = 0; i < g->nmods; i++) {
+		if (!g->mods[i].split)
+			continue;
+		char *np = xasprintf("%s/mod/%s/split.n", gc->inner, g->mods[i].key), *text;
+		size_t len;
+		int n = -1, unused = 0;
+		if (mtpc_read_file(np, &text, &len) == 0) {
+			n = atoi(text);
+			unused = strstr(text, "unused") != NULL;
+			free(text);
+		}
+		free(np);
+		if (unused) {
+			nunused++;
+			continue;
+		}
+		nsplit++;
+		const char *name = g->mods[i].name;
+		if (n > 0)
+			buf_printf(&list, "%s%s: %d partition%s", sep, name, n, n == 1 ? "" : "s");
+		else
+			buf_printf(&list, "%s%s: unsplit (fallback)", sep, name);
+		sep = ", ";
+	}
+	buf_printf(&b, "%s: %s: %zu module%s, %d split%s%s", mtpc_progname(), mtpc_base_name(output),
+		   g->nmods, g->nmods == 1 ? "" : "s", nsplit, list.len ? list.s : "", list.len ? ")" : "");
+	if (nunused)
+		buf_printf(&b, ", %d unused", nunused);
+	if (g->nnative_objects)
+		buf_printf(&b, ", %d native object%s", g->nnative_objects, g->nnative_objects == 1 ? "" : "s");
+	if (g->nnative_archives)
+		buf_printf(&b, ", %d native archive%s", g->nnative_archives, g->nnative_archives == 1 ? "" : "s");
+	buf_printf(&b, ", %.2f s", secs);
+	summary_reasons(&b, g, gc);
+	buf_addc(&b, '\n');
+	fputs(b.s, f);
+	fflush(f);
+	buf_free(&list);
+	buf_free(&b);
+}
+
+double inner_cache_history(void *ctx, const char *module_path, int *was_split)
+{
+	return mtpc_cache_module_seconds(ctx, module_path, was_split);
+}
+
+mtpc_cache *inner_open_cache(const char *cache)
+{
+	char *path = mtpc_cache_resolve_path(cache, NULL), *msg = NULL;
+	mtpc_cache *c = mtpc_cache_open_ex(path, 0, &msg);
+	if (!c) {
+		mtpc_warn("plan cache %s; this link goes on without it", msg ? msg : path);
+		setenv("MTPC_CACHE_QUIET", "1", 1);
+	}
+	free(msg);
+	free(path);
+	return c;
+}
+
