@@ -95,7 +95,8 @@ struct job {
 	struct strv inputs;  /* [0]: the module, [1]: its index shard, then the
 	                      * modules its imports come from */
 	struct strv outputs; /* [0]: the object lld links */
-	struct module *mod;  /* its module in the graph, NULL: run as lld wrote it */
+	long mod;            /* index of its module in the graph, -1: run as lld
+	                      * wrote it */
 };
 
 struct jobs {
@@ -273,6 +274,8 @@ static int read_jobs(const char *path, struct jobs *js)
 	js->linker_output = lo && *lo ? xstrdup(lo) : NULL;
 	js->n = json_array_size(jobs);
 	js->v = xcalloc(js->n + 1, sizeof *js->v);
+	for (size_t i = 0; i < js->n; i++)
+		js->v[i].mod = -1;
 	for (size_t i = 0; i < js->n; i++) {
 		json_t *j = json_array_get(jobs, i);
 		char what[64];
@@ -437,7 +440,8 @@ static int dist_graph(const struct graph_conf *gc, struct jobs *js, struct graph
 		char *id = module_id(j->inputs.v[0], gc->outer_cwd), *key = graph_module_key(id);
 		char *shard = xasprintf("%s/index/%s.thinlto.bc", gc->inner, key);
 		size_t n = g->nmods;
-		j->mod = graph_add_module(g, gc, j->inputs.v[0], id, shard);
+		graph_add_module(g, gc, j->inputs.v[0], id, shard);
+		j->mod = (long)n;
 		if (g->nmods == n) {
 			mtpc_error("%s is the module of two jobs", j->inputs.v[0]);
 			r = -1;
@@ -463,7 +467,7 @@ static int dist_graph(const struct graph_conf *gc, struct jobs *js, struct graph
 	for (size_t i = 0; i < g->nmods; i++)
 		strv_addown(&targets, graph_native(&g->mods[i]));
 	for (size_t i = 0; i < js->n; i++)
-		if (!js->v[i].mod) {
+		if (js->v[i].mod < 0) {
 			r |= emit_raw_job(nj, gc, js, &js->v[i], i);
 			strv_addv(&targets, &js->v[i].outputs);
 		}
@@ -596,8 +600,18 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 		setenv("NINJA_STATUS", fmt, 1);
 		free(fmt);
 	}
-	/* Ninja's own messages go to stderr with the rest of the link's. */
-	int status = proc_run(argv, NULL, NULL, NULL);
+	/* Quiet, Ninja prints only failures (the compiler's messages) and "no
+	 * work to do": the first go to stderr with the link's other messages,
+	 * the second nowhere. */
+	struct buf out = {0};
+	struct proc_io io = {.out = o->progress || o->verbose ? NULL : &out};
+	int status = proc_spawn(argv, &io);
+	if (out.len) {
+		const char *idle = "ninja: no work to do.\n";
+		if (strcmp(out.s, idle) != 0)
+			fputs(out.s, stderr);
+	}
+	buf_free(&out);
 	if (status) {
 		name_failures(ninja, manifest, g, o->json);
 		free(manifest);
@@ -606,8 +620,8 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 	free(manifest);
 	for (size_t i = 0; i < js->n; i++) {
 		struct job *j = &js->v[i];
-		if (j->mod) {
-			char *native = graph_native(j->mod);
+		if (j->mod >= 0) {
+			char *native = graph_native(&g->mods[j->mod]);
 			int r = deliver(native, j->outputs.v[0]);
 			free(native);
 			if (r < 0)
