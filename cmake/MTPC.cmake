@@ -24,9 +24,20 @@ Commands
 
   Compiles ``<target>`` with ``-flto=thin`` and, for executables and shared
   or module libraries, links it with ``-flto=thin -fuse-ld=lld`` through
-  ``mtpc-link`` (set as ``C_LINKER_LAUNCHER`` and ``CXX_LINKER_LAUNCHER``),
-  in the Ninja job pool ``mtpc_link`` of depth 1 (``JOB_POOL_LINK``) so that
-  nested inner builds do not oversubscribe the machine. For a static or
+  MTPC in one of two modes (``MTPC_MODE``):
+
+  ``launcher``
+    ``mtpc-link`` runs the link (set as ``C_LINKER_LAUNCHER`` and
+    ``CXX_LINKER_LAUNCHER``), in the Ninja job pool ``mtpc_link`` of depth 1
+    (``JOB_POOL_LINK``) so that nested inner builds do not oversubscribe the
+    machine. Needs a Ninja generator; any Clang from 19.
+  ``dtlto``
+    lld's Distributed ThinLTO runs ``mtpc-distribute`` as its distributor
+    (``-fthinlto-distributor=``, options as ``-Xthinlto-distributor=``): only
+    link options, so every generator works (Unix Makefiles too). Needs Clang
+    and lld 21 or newer.
+
+  For a static or
   object library only the ``-flto=thin`` compile flag is added, so that an
   enabled target linking it gets its objects as ThinLTO modules: enable the
   libraries that hold large sources too (``mtpc-link``'s summary line counts
@@ -36,8 +47,9 @@ Commands
   ``MTPC_SPLIT_COST`` and ``MTPC_SPLIT_THRESHOLD`` for this target (absent:
   the cache variable).
 
-  Requires the Ninja (or Ninja Multi-Config) generator, Clang and lld. When
-  one is missing, one warning is printed for the whole project and the
+  Requires Clang and lld, and a Ninja generator or Clang >= 21 (see
+  ``MTPC_MODE``). When one is missing, one warning is printed for the whole
+  project and the
   target builds exactly as it would without ``mtpc_enable()``. The compiler
   is checked per target, for the languages it uses (its sources, or every
   enabled C/C++ language when they are not known yet): a C target with Clang
@@ -48,6 +60,15 @@ Commands
 Cache variables
 ^^^^^^^^^^^^^^^
 
+``MTPC_MODE``
+  How links reach MTPC: ``auto`` (the default), ``launcher`` or ``dtlto``
+  (see ``mtpc_enable``). ``auto`` takes ``launcher`` with a Ninja generator
+  and ``dtlto`` with any other when Clang is 21 or newer. The launcher stays
+  the default where it works because lld 22's DTLTO writes no ``.dwo``
+  files for ``-gsplit-dwarf`` (``mtpc-link`` packs them into a ``.dwp``) and
+  names archive members anew at every link (``mtpc-distribute`` then
+  recompiles them each time; ``mtpc-link`` extracts them under stable
+  names).
 ``MTPC_SPLIT_COST``
   Which modules are split, by estimated backend cost: those whose ThinLTO
   summary counts at least this many instructions (empty, the default:
@@ -78,9 +99,10 @@ Cache variables
 
 Variables that locate the tools (normally found automatically, relative to
 this file: ``<prefix>/bin`` in an installed tree):
-``MTPC_LINK_EXECUTABLE``, ``MTPC_SPLIT_EXECUTABLE``,
-``MTPC_CACHE_EXECUTABLE``, ``MTPC_LLD_EXECUTABLE`` (``ld.lld`` next to the
-compiler by default). ``mtpc-link`` and ``mtpc-split`` are link dependencies
+``MTPC_LINK_EXECUTABLE``, ``MTPC_DISTRIBUTE_EXECUTABLE``,
+``MTPC_SPLIT_EXECUTABLE``, ``MTPC_CACHE_EXECUTABLE``, ``MTPC_NINJA_EXECUTABLE``
+(``dtlto`` mode's inner builds), ``MTPC_LLD_EXECUTABLE`` (``ld.lld`` next to
+the compiler by default). The MTPC tools are link dependencies
 of the enabled targets (``LINK_DEPENDS``): a new MTPC relinks them, and the
 inner build reruns the splits but recompiles only partitions that changed.
 #]=======================================================================]
@@ -106,6 +128,9 @@ set(MTPC_JOBS 0 CACHE STRING "MTPC: parallelism of the inner build of a link (0:
 set(MTPC_CACHE "" CACHE FILEPATH "MTPC: plan cache database (empty: $MTPC_CACHE or ~/.cache/mtpc)")
 set(MTPC_LAUNCHER "" CACHE STRING "MTPC: command prefix for backend and partition compiles")
 set(MTPC_SPLIT_ARGS "" CACHE STRING "MTPC: more mtpc-split options (;-list)")
+set(MTPC_MODE "auto" CACHE STRING
+  "MTPC: auto, launcher (mtpc-link; Ninja generators) or dtlto (mtpc-distribute; Clang >= 21)")
+set_property(CACHE MTPC_MODE PROPERTY STRINGS auto launcher dtlto)
 
 # Where the tools are: the build-tree package config sets the variables
 # before including this file; otherwise next to this file in an installed
@@ -120,6 +145,7 @@ function(_mtpc_find_tool var name subdir)
     DOC "MTPC: path of ${name}")
 endfunction()
 _mtpc_find_tool(MTPC_LINK_EXECUTABLE mtpc-link ninja-gen)
+_mtpc_find_tool(MTPC_DISTRIBUTE_EXECUTABLE mtpc-distribute ninja-gen)
 _mtpc_find_tool(MTPC_SPLIT_EXECUTABLE mtpc-split splitter)
 _mtpc_find_tool(MTPC_CACHE_EXECUTABLE mtpc-cache cache)
 
@@ -137,29 +163,62 @@ function(_mtpc_tools_llvm_version out)
   set(${out} "${v}" PARENT_SCOPE)
 endfunction()
 
-# The reason MTPC cannot be used in this project, or "" (computed once).
-function(_mtpc_check out)
-  set(why "")
-  if(NOT CMAKE_GENERATOR MATCHES "^Ninja")
-    set(why "MTPC needs the Ninja generator (this build uses \"${CMAKE_GENERATOR}\")")
+# The mode MTPC_MODE asks for, given the generator and Clang's major version
+# (out), or "" with the reason in why_out.
+function(_mtpc_mode cmajor out why_out)
+  set(ninja_gen 0)
+  if(CMAKE_GENERATOR MATCHES "^Ninja")
+    set(ninja_gen 1)
   endif()
+  set(mode "")
+  set(why "")
+  if(MTPC_MODE STREQUAL "launcher" OR (MTPC_MODE STREQUAL "auto" AND ninja_gen))
+    if(ninja_gen)
+      set(mode launcher)
+    else()
+      set(why "MTPC_MODE=launcher needs the Ninja generator (this build uses \"${CMAKE_GENERATOR}\")")
+    endif()
+  elseif(MTPC_MODE MATCHES "^(auto|dtlto)$")
+    if(cmajor LESS 21)
+      if(MTPC_MODE STREQUAL "dtlto")
+        set(why "MTPC_MODE=dtlto needs Clang >= 21 (lld's Distributed ThinLTO); this is Clang ${cmajor}")
+      else()
+        set(why "MTPC needs the Ninja generator, or Clang >= 21 for its DTLTO mode (this build uses \"${CMAKE_GENERATOR}\" with Clang ${cmajor})")
+      endif()
+    else()
+      set(mode dtlto)
+    endif()
+  else()
+    message(FATAL_ERROR "MTPC_MODE is \"${MTPC_MODE}\"; expected auto, launcher or dtlto")
+  endif()
+  set(${out} "${mode}" PARENT_SCOPE)
+  set(${why_out} "${why}" PARENT_SCOPE)
+endfunction()
+
+# The reason MTPC cannot be used in this project, or "" (computed once), and
+# the mode links use (mode_out).
+function(_mtpc_check out mode_out)
+  set(why "")
+  set(mode "")
   # Clang for at least one of C and C++ (each target's own languages are
   # checked by mtpc_enable: a C target does not care about the C++ compiler).
   get_property(langs GLOBAL PROPERTY ENABLED_LANGUAGES)
   set(compiler "")
+  set(cmajor "")
   set(others "")
   foreach(lang IN ITEMS C CXX)
     if(lang IN_LIST langs)
       if(CMAKE_${lang}_COMPILER_ID STREQUAL "Clang")
         if(NOT compiler)
           set(compiler "${CMAKE_${lang}_COMPILER}")
+          string(REGEX MATCH "^[0-9]+" cmajor "${CMAKE_${lang}_COMPILER_VERSION}")
         endif()
       else()
         string(APPEND others " the ${lang} compiler is ${CMAKE_${lang}_COMPILER_ID} ${CMAKE_${lang}_COMPILER}")
       endif()
     endif()
   endforeach()
-  if(NOT why AND NOT compiler)
+  if(NOT compiler)
     if(others)
       set(why "MTPC needs Clang (${others})")
     else()
@@ -167,11 +226,13 @@ function(_mtpc_check out)
     endif()
   endif()
   if(NOT why)
+    _mtpc_mode("${cmajor}" mode why)
+  endif()
+  if(NOT why)
     get_filename_component(real "${compiler}" REALPATH)
     get_filename_component(bindir "${real}" DIRECTORY)
     set(_MTPC_LLVM_BIN "${bindir}" CACHE INTERNAL "")
-    string(REGEX MATCH "^[0-9]+" major "${CMAKE_C_COMPILER_VERSION}${CMAKE_CXX_COMPILER_VERSION}")
-    find_program(MTPC_LLD_EXECUTABLE NAMES ld.lld ld.lld-${major} HINTS "${bindir}"
+    find_program(MTPC_LLD_EXECUTABLE NAMES ld.lld ld.lld-${cmajor} HINTS "${bindir}"
       DOC "MTPC: ld.lld used by -fuse-ld=lld and the partition merge")
     if(NOT MTPC_LLD_EXECUTABLE OR NOT EXISTS "${MTPC_LLD_EXECUTABLE}")
       set(why "MTPC needs lld (ld.lld not found next to ${real}; set MTPC_LLD_EXECUTABLE)")
@@ -183,23 +244,39 @@ function(_mtpc_check out)
   _mtpc_tools_llvm_version(tools)
   foreach(lang IN ITEMS C CXX)
     if(NOT why AND tools AND lang IN_LIST langs AND CMAKE_${lang}_COMPILER_ID STREQUAL "Clang")
-      string(REGEX MATCH "^[0-9]+" cmajor "${CMAKE_${lang}_COMPILER_VERSION}")
-      if(cmajor AND NOT cmajor EQUAL tools)
-        if(cmajor GREATER tools)
+      string(REGEX MATCH "^[0-9]+" major "${CMAKE_${lang}_COMPILER_VERSION}")
+      if(major AND NOT major EQUAL tools)
+        if(major GREATER tools)
           set(problem "LLVM ${tools} cannot read the bitcode of")
         else()
           set(problem "its partitions cannot be compiled by")
         endif()
         string(CONCAT why "MTPC is built with LLVM ${tools}: ${problem} this project's "
-          "Clang ${cmajor} (${CMAKE_${lang}_COMPILER}); use clang-${tools}, or an MTPC built "
-          "with -DMTPC_LLVM_VERSION=${cmajor}")
+          "Clang ${major} (${CMAKE_${lang}_COMPILER}); use clang-${tools}, or an MTPC built "
+          "with -DMTPC_LLVM_VERSION=${major}")
       endif()
     endif()
   endforeach()
-  if(NOT why AND (NOT MTPC_LINK_EXECUTABLE OR NOT EXISTS "${MTPC_LINK_EXECUTABLE}"))
+  if(NOT why AND mode STREQUAL "launcher"
+     AND (NOT MTPC_LINK_EXECUTABLE OR NOT EXISTS "${MTPC_LINK_EXECUTABLE}"))
     set(why "mtpc-link not found (set MTPC_LINK_EXECUTABLE)")
   endif()
+  if(NOT why AND mode STREQUAL "dtlto")
+    if(NOT MTPC_DISTRIBUTE_EXECUTABLE OR NOT EXISTS "${MTPC_DISTRIBUTE_EXECUTABLE}")
+      set(why "mtpc-distribute not found (set MTPC_DISTRIBUTE_EXECUTABLE)")
+    endif()
+    # The inner build of a DTLTO link is a Ninja build, whatever the generator.
+    if(CMAKE_GENERATOR MATCHES "^Ninja" AND CMAKE_MAKE_PROGRAM)
+      set(MTPC_NINJA_EXECUTABLE "${CMAKE_MAKE_PROGRAM}" CACHE FILEPATH "MTPC: ninja for inner builds")
+    else()
+      find_program(MTPC_NINJA_EXECUTABLE NAMES ninja ninja-build DOC "MTPC: ninja for inner builds")
+    endif()
+    if(NOT why AND NOT MTPC_NINJA_EXECUTABLE)
+      set(why "MTPC's DTLTO mode needs ninja for its inner builds (set MTPC_NINJA_EXECUTABLE)")
+    endif()
+  endif()
   set(${out} "${why}" PARENT_SCOPE)
+  set(${mode_out} "${mode}" PARENT_SCOPE)
 endfunction()
 
 # The languages among C and CXX that target compiles (by its sources' LANGUAGE
@@ -259,8 +336,9 @@ function(mtpc_enable target)
 
   get_property(checked GLOBAL PROPERTY _MTPC_CHECKED)
   if(NOT checked)
-    _mtpc_check(why)
+    _mtpc_check(why mode)
     set_property(GLOBAL PROPERTY _MTPC_CHECKED 1)
+    set_property(GLOBAL PROPERTY _MTPC_LINK_MODE "${mode}")
     set_property(GLOBAL PROPERTY _MTPC_UNUSABLE "${why}")
     if(why)
       # One message for the whole project; the targets build as before.
@@ -303,37 +381,54 @@ function(mtpc_enable target)
   if(DEFINED _MTPC_COST AND NOT _MTPC_COST STREQUAL "")
     set(cost ${_MTPC_COST})
   endif()
-  set(launcher "${MTPC_LINK_EXECUTABLE}" --partitions ${parts}
-    --jobs ${MTPC_JOBS} --llvm-bin "${_MTPC_LLVM_BIN}")
+  # The options mtpc-link and mtpc-distribute share, as "--name=value" words.
+  set(opts --partitions=${parts} --jobs=${MTPC_JOBS} "--llvm-bin=${_MTPC_LLVM_BIN}")
   if(NOT threshold STREQUAL "")
-    list(APPEND launcher --threshold ${threshold})
+    list(APPEND opts --threshold=${threshold})
   endif()
   if(NOT cost STREQUAL "")
-    list(APPEND launcher --cost-threshold ${cost})
+    list(APPEND opts --cost-threshold=${cost})
   endif()
   if(MTPC_SPLIT_EXECUTABLE)
-    list(APPEND launcher --split-tool "${MTPC_SPLIT_EXECUTABLE}")
-  endif()
-  if(CMAKE_MAKE_PROGRAM)
-    list(APPEND launcher --ninja "${CMAKE_MAKE_PROGRAM}")
+    list(APPEND opts "--split-tool=${MTPC_SPLIT_EXECUTABLE}")
   endif()
   if(MTPC_CACHE)
-    list(APPEND launcher --cache "${MTPC_CACHE}")
+    list(APPEND opts "--cache=${MTPC_CACHE}")
   endif()
   foreach(word IN LISTS MTPC_SPLIT_ARGS)
-    list(APPEND launcher --split-arg "${word}")
+    list(APPEND opts "--split-arg=${word}")
   endforeach()
   foreach(word IN LISTS MTPC_LAUNCHER)
-    list(APPEND launcher --launcher "${word}")
+    list(APPEND opts "--launcher=${word}")
   endforeach()
-  list(APPEND launcher --)
-  # A new mtpc-link or mtpc-split may build differently: relink (the inner
-  # build's restat keeps the work to what really changes).
-  foreach(tool IN ITEMS "${MTPC_LINK_EXECUTABLE}" "${MTPC_SPLIT_EXECUTABLE}")
+  get_property(mode GLOBAL PROPERTY _MTPC_LINK_MODE)
+  if(mode STREQUAL "dtlto")
+    set(tools "${MTPC_DISTRIBUTE_EXECUTABLE}" "${MTPC_SPLIT_EXECUTABLE}")
+  else()
+    set(tools "${MTPC_LINK_EXECUTABLE}" "${MTPC_SPLIT_EXECUTABLE}")
+  endif()
+  # A new MTPC tool may build differently: relink (the inner build's restat
+  # keeps the work to what really changes).
+  foreach(tool IN LISTS tools)
     if(IS_ABSOLUTE "${tool}" AND EXISTS "${tool}")
       set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${tool}")
     endif()
   endforeach()
+  if(mode STREQUAL "dtlto")
+    # lld runs mtpc-distribute on its job list; every option is one
+    # -Xthinlto-distributor= word.
+    list(APPEND opts "--ninja=${MTPC_NINJA_EXECUTABLE}")
+    set(words "-fthinlto-distributor=${MTPC_DISTRIBUTE_EXECUTABLE}")
+    foreach(o IN LISTS opts)
+      list(APPEND words "-Xthinlto-distributor=${o}")
+    endforeach()
+    target_link_options(${target} PRIVATE ${words})
+    return()
+  endif()
+  if(CMAKE_MAKE_PROGRAM)
+    list(APPEND opts "--ninja=${CMAKE_MAKE_PROGRAM}")
+  endif()
+  set(launcher "${MTPC_LINK_EXECUTABLE}" ${opts} --)
   set_target_properties(${target} PROPERTIES
     C_LINKER_LAUNCHER "${launcher}"
     CXX_LINKER_LAUNCHER "${launcher}"

@@ -2,14 +2,14 @@
 # The whole test suite, from a fresh Debian 12 machine: installs the system
 # packages, builds MTPC against LLVM 19 (normal and ASan+UBSan builds) and LLVM 22
 # (build-llvm22), runs the whole pytest suite against LLVM 19, then the tests that
-# exercise LLVM (LLVM22_TESTS: splitter, hazard matrix, build integration, csmith;
+# exercise LLVM (LLVM22_TESTS: splitter, hazard matrix, build integration, DTLTO, csmith;
 # not the slow ones) against LLVM 22. Fails if either run fails.
 # Usage: scripts/test.sh [pytest arguments...]   (they apply to the LLVM 19 run;
 #   MTPC_TEST_LLVM22=0 skips the LLVM 22 build and run)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-LLVM22_TESTS="tests/test_split_*.py tests/test_build_*.py tests/test_csmith.py
+LLVM22_TESTS="tests/test_split_*.py tests/test_build_*.py tests/test_distribute*.py tests/test_csmith.py
   tests/test_synthetic.py tests/test_default_build.py"
 llvm22=${MTPC_TEST_LLVM22:-1}
 

@@ -213,11 +213,56 @@ def test_split_failure_falls_back_to_plain_backend(project):
 # ---- configuration problems: one clear message, the build still works ----
 
 def test_non_ninja_generator_warns_once_and_builds(tmp_path):
+    """Without a Ninja generator MTPC_MODE=auto takes the DTLTO mode when Clang is 21 or newer
+    (test_dtlto_mode_matches_plain_thinlto); older Clang gets one warning and the project
+    builds without MTPC."""
+    if int(LLVM_VERSION) >= 21:
+        pytest.skip("Clang >= 21 links through mtpc-distribute with any generator")
     r = configure(PROJECTS / "c", tmp_path / "b", generator="Unix Makefiles")
-    assert r.stderr.count("MTPC needs the Ninja generator") == 1, r.stderr
+    assert r.stderr.count("MTPC needs the Ninja generator, or Clang >= 21") == 1, r.stderr
     build(tmp_path / "b")
     assert "ctors 1 2" in run([tmp_path / "b" / "app"]).stdout
     assert not (tmp_path / "b" / "app.mtpc").exists()
+
+
+def test_dtlto_mode_needs_clang_21(tmp_path):
+    if int(LLVM_VERSION) >= 21:
+        pytest.skip(f"Clang {LLVM_VERSION} has DTLTO")
+    r = configure(PROJECTS / "c", tmp_path / "b", extra=["-DMTPC_MODE=dtlto"])
+    assert r.stderr.count("MTPC_MODE=dtlto needs Clang >= 21") == 1, r.stderr
+    build(tmp_path / "b")
+    assert "ctors 1 2" in run([tmp_path / "b" / "app"]).stdout
+
+
+def test_bad_mode_is_a_configure_error(tmp_path):
+    r = configure(PROJECTS / "c", tmp_path / "b", extra=["-DMTPC_MODE=remote"], check=False)
+    assert r.returncode != 0
+    assert 'MTPC_MODE is "remote"; expected auto, launcher or dtlto' in " ".join(r.stderr.split())
+
+
+@pytest.mark.parametrize("generator,mode", [("Unix Makefiles", "auto"), ("Ninja", "dtlto")])
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_dtlto_mode_matches_plain_thinlto(tmp_path, name, generator, mode):
+    """MTPC_MODE=dtlto (the default without a Ninja generator on Clang >= 21): lld's DTLTO runs
+    mtpc-distribute, with only link options; every module splits (threshold 0) and the
+    programs and libraries match plain ThinLTO's."""
+    if int(LLVM_VERSION) < 21:
+        pytest.skip("DTLTO needs Clang >= 21; runs in the LLVM 22 pass of scripts/test.sh")
+    ref, mt = tmp_path / "ref", tmp_path / "mt"
+    configure(PROJECTS / name, ref, mtpc=False, generator=generator)
+    build(ref)
+    configure(PROJECTS / name, mt, generator=generator, extra=[f"-DMTPC_MODE={mode}"])
+    r = build(mt)
+    err = r.stdout + r.stderr
+    assert re.search(r"mtpc-distribute: app: \d+ modules?, \d+ split \(", err), err
+    assert "mtpc-link" not in err and "warning" not in err, err
+    assert run([mt / "app"]).stdout == run([ref / "app"]).stdout
+    for f in SAMPLES[name]:
+        assert exported(mt / f) == exported(ref / f), f
+    assert list((mt / "app.mtpc" / "mod").glob("*/split.n")), "no module was split"
+    # A second build with nothing changed relinks nothing.
+    again = build(mt)
+    assert "mtpc-distribute" not in again.stdout + again.stderr
 
 
 def test_missing_lld_warns_once_and_builds(tmp_path):
