@@ -368,13 +368,22 @@ static int plain_module_job(const struct job *j)
 	return ok;
 }
 
-/* The backends' compile from common.args: the compiler, its options
- * without "-c" (the graph adds it), position independent unless lld left
- * out -fpic (a -no-pie or -static link). */
+/* The backends' compile from common.args: lld writes the compiler, the
+ * words it must be followed by (--thinlto-remote-compiler-prepend-arg), "-c"
+ * (the graph adds its own), then the options. Position independent unless
+ * lld left out -fpic (a -no-pie or -static link). */
 static void dist_codegen(const struct jobs *js, struct graph_codegen *cg)
 {
 	cg->driver = xstrdup(js->common.v[0]);
-	for (size_t i = 1; i < js->common.n; i++) {
+	size_t i = 1;
+	while (i < js->common.n && strcmp(js->common.v[i], "-c") != 0)
+		i++;
+	if (i == js->common.n)
+		i = 1; /* no "-c": every word is an option */
+	else
+		for (size_t k = 1; k < i; k++)
+			strv_add(&cg->driver_args, js->common.v[k]);
+	for (; i < js->common.n; i++) {
 		const char *w = js->common.v[i];
 		if (!strcmp(w, "-c"))
 			continue;
@@ -697,6 +706,7 @@ static int distribute(const struct opts *o, struct jobs *js, const char *argv0, 
 	mtpc_cache_close(cache);
 	graph_free(&g);
 	free(cg.driver);
+	strv_free(&cg.driver_args);
 	strv_free(&cg.flags);
 	free(self);
 	free(split);

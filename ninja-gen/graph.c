@@ -92,7 +92,9 @@ static void backend_cmd(const struct graph_conf *gc, const struct graph_codegen 
 	}
 	strv_add(cmd, "--");
 	strv_addv(cmd, &gc->launcher);
-	strv_addl(cmd, cg->driver, "-c", "-x", "ir", m->path, NULL);
+	strv_add(cmd, cg->driver);
+	strv_addv(cmd, &cg->driver_args);
+	strv_addl(cmd, "-c", "-x", "ir", m->path, NULL);
 	strv_addown(cmd, xasprintf("-fthinlto-index=%s", m->shard));
 	strv_addv(cmd, &cg->flags);
 	if (dwo)
@@ -204,7 +206,9 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		 * the type resolutions. With -thinlto-assume-merged clang takes a
 		 * one-module bitcode file as the backend's module, summary or not
 		 * (lto::findThinLTOModule). */
-		strv_addl(&cmd, cg->driver, "-c", "-x", "ir", bc, NULL);
+		strv_add(&cmd, cg->driver);
+		strv_addv(&cmd, &cg->driver_args);
+		strv_addl(&cmd, "-c", "-x", "ir", bc, NULL);
 		strv_addown(&cmd, xasprintf("-fthinlto-index=%s", bc));
 		strv_addl(&cmd, "-mllvm", "-thinlto-assume-merged", NULL);
 		strv_addv(&cmd, &cg->flags);

@@ -77,6 +77,8 @@ struct graph_conf {
  * -fthinlto-index=<shard> <flags> -o <object>". */
 struct graph_codegen {
 	char *driver;       /* the clang to run (absolute if given with a '/') */
+	struct strv driver_args; /* words right after it, before "-c" (DTLTO's
+	                          * --thinlto-remote-compiler-prepend-arg) */
 	struct strv flags;  /* what lld's in-process backend would use: -O<n>,
 	                     * PIC, sections, target and codegen options */
 	int pic;            /* the code is position independent (mtpc-split --reloc) */
