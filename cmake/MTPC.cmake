@@ -67,7 +67,7 @@ Cache variables
   the default where it works because lld 22's DTLTO writes no ``.dwo``
   files for ``-gsplit-dwarf`` (``mtpc-link`` packs them into a ``.dwp``) and
   names archive members anew at every link (``mtpc-distribute`` then
-  recompiles them each time; ``mtpc-link`` extracts them under stable
+  re-splits them each time; ``mtpc-link`` extracts them under stable
   names).
 ``MTPC_SPLIT_COST``
   Which modules are split, by estimated backend cost: those whose ThinLTO

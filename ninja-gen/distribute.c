@@ -315,8 +315,12 @@ static int check_files(const char *path, const struct jobs *js)
 			char *d = xstrdup(j->outputs.v[k]), *slash = strrchr(d, '/');
 			if (slash)
 				*slash = 0;
-			int ok = access(slash ? (*d ? d : "/") : ".", W_OK) == 0;
+			/* "<dir>/.": access() on the directory itself succeeds
+			 * when it is a regular file (ENOTDIR only this way). */
+			char *dot = xasprintf("%s/.", slash ? d : ".");
+			int ok = access(dot, W_OK) == 0;
 			int e = errno;
+			free(dot);
 			free(d);
 			if (!ok) {
 				mtpc_error("%s: jobs[%zu]: cannot write output %s: %s", path, i,
@@ -520,8 +524,9 @@ static int deliver(const char *from, const char *to)
 	return r < 0 ? -1 : 0;
 }
 
-/* After a failed inner build: the modules Ninja would still build (a dry
- * run; their descriptions name the key), in one error line. */
+/* After a failed inner build (run with -k 0: everything else was built):
+ * the modules Ninja would still build, those that failed (a dry run; the
+ * edges' descriptions name their module's key), in one error line. */
 static void name_failures(const char *ninja, const char *manifest, const struct graph *g,
 			  const char *json)
 {
@@ -601,7 +606,9 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 	char *manifest = xasprintf("%s/build.ninja", gc->inner);
 	char jobs_s[32];
 	snprintf(jobs_s, sizeof jobs_s, "%d", gc->jobs);
-	char *argv[] = {(char *)ninja, "-f", manifest, "-j", jobs_s,
+	/* -k 0: every module that can be built is, so that afterwards the
+	 * modules left to build are exactly those that failed (name_failures). */
+	char *argv[] = {(char *)ninja, "-f", manifest, "-j", jobs_s, "-k", "0",
 			o->verbose ? "-v" : o->progress ? NULL : "--quiet", NULL};
 	if (o->progress || o->verbose) {
 		char *fmt = xasprintf("[%s %%f/%%t] ",
