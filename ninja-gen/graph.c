@@ -5,6 +5,7 @@
 #include "ninja_write.h"
 #include "proc.h"
 #include "sched.h"
+#include "steps.h"
 #include "util.h"
 
 #include <errno.h>
@@ -65,12 +66,13 @@ static char *dwo_of(const char *obj)
  * goes to dwo.tmp (the step moves it in only if changed) and the skeleton CU
  * names it by absolute path, so gdb finds it with or without the .dwp. Given
  * as cc1 options because the driver derives both names from -o (x.o.tmp). */
-static void split_dwarf_flags(const struct graph_conf *gc, const char *dwo, struct strv *cmd)
+static void split_dwarf_flags(const struct graph_conf *gc, const char *name, const char *dwo,
+			      struct strv *cmd)
 {
 	strv_add(cmd, "-Xclang");
 	strv_add(cmd, "-split-dwarf-file");
 	strv_add(cmd, "-Xclang");
-	strv_addown(cmd, dwo[0] == '/' ? xstrdup(dwo) : xasprintf("%s/%s", gc->inner, dwo));
+	strv_addown(cmd, name[0] == '/' ? xstrdup(name) : xasprintf("%s/%s", gc->inner, name));
 	strv_add(cmd, "-Xclang");
 	strv_add(cmd, "-split-dwarf-output");
 	strv_add(cmd, "-Xclang");
@@ -98,7 +100,7 @@ static void backend_cmd(const struct graph_conf *gc, const struct graph_codegen 
 	strv_addown(cmd, xasprintf("-fthinlto-index=%s", m->shard));
 	strv_addv(cmd, &cg->flags);
 	if (dwo)
-		split_dwarf_flags(gc, dwo, cmd);
+		split_dwarf_flags(gc, dwo, dwo, cmd);
 	strv_add(cmd, "-o");
 	strv_addown(cmd, xasprintf("%s.tmp", out));
 	free(dwo);
@@ -131,6 +133,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	int r = 0;
 	const char *dir = m->dir;
 	char *dd = xasprintf("%s/split.dd", dir), *nfile = xasprintf("%s/split.n", dir);
+	char *sums = xasprintf("%s/parts/" STEPS_CHECKSUMS, dir);
 	char *backend = xasprintf("%s/backend.o", dir), *native = xasprintf("%s/native.o", dir);
 	char *kmax = xasprintf("%d", gc->kmax);
 
@@ -138,7 +141,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	 * mtpc-split may cut differently: its binary is an input when its path
 	 * is known (restat stops at the partitions that come out the same). */
 	int tool_known = gc->split_tool[0] == '/' && access(gc->split_tool, F_OK) == 0;
-	r |= nw_build(nj, V(dd, nfile), "split", V(m->shard),
+	r |= nw_build(nj, V(dd, nfile, sums), "split", V(m->shard),
 		      tool_known ? V((char *)gc->split_tool) : NULL, NULL);
 	struct strv cmd = {0};
 	strv_addl(&cmd, gc->self, "--split-step", "--tool", gc->split_tool, "--module", m->path,
@@ -175,7 +178,10 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		char *obj = xasprintf("%s/p%d.o", dir, i);
 		char *bc = xasprintf("%s/parts/p%d.bc", dir, i);
 		char *idx = xasprintf("%d", i);
-		char *dwo = cg->split_dwarf ? dwo_of(obj) : NULL;
+		/* With -gsplit-dwarf the slot writes p<i>.ph.dwo (placeholder
+		 * checksums) and the merge p<i>.dwo, the name its skeleton has. */
+		char *dwo = cg->split_dwarf ? xasprintf("%s/p%d.ph.dwo", dir, i) : NULL;
+		char *dwo_name = cg->split_dwarf ? dwo_of(obj) : NULL;
 		/* The slot waits for the split (order-only) and learns its real
 		 * input p<i>.bc from the dyndep file. */
 		r |= nw_build2(nj, V(obj), dwo ? V(dwo) : NULL, "slot", NULL, NULL, V(dd));
@@ -213,7 +219,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		strv_addl(&cmd, "-mllvm", "-thinlto-assume-merged", NULL);
 		strv_addv(&cmd, &cg->flags);
 		if (dwo)
-			split_dwarf_flags(gc, dwo, &cmd);
+			split_dwarf_flags(gc, dwo_name, dwo, &cmd);
 		strv_add(&cmd, "-o");
 		strv_addown(&cmd, xasprintf("%s.tmp", obj));
 		r |= nw_cmd_var(nj, "cmd", cmd.v);
@@ -223,11 +229,12 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		free(bc);
 		free(idx);
 		free(dwo);
+		free(dwo_name);
 	}
 
 	/* The merge takes the dyndep file as an implicit input (order-only
 	 * leaves a stale object when the partition count shrinks). */
-	r |= nw_build(nj, V(native), "merge", NULL, V(dd, nfile), NULL);
+	r |= nw_build(nj, V(native), "merge", NULL, V(dd, nfile, sums), NULL);
 	buf_add(nj, "  dyndep = ");
 	r |= nw_path(nj, dd);
 	buf_addc(nj, '\n');
@@ -244,6 +251,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 
 	free(dd);
 	free(nfile);
+	free(sums);
 	free(backend);
 	free(native);
 	free(kmax);

@@ -10,6 +10,7 @@
 #endif
 
 #include <errno.h>
+#include <stdint.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,9 +332,11 @@ static int run_split(const struct step *s, int kmax, char **why)
 {
 	char *parts = xasprintf("%s/parts", s->dir);
 	struct strv cmd = {0};
+	/* Placeholder checksums: a partition changes only with its code, not
+	 * with every edit of its source file (the merge restores them). */
 	strv_addl(&cmd, s->tool, s->module, "-o", parts, "--partitions", s->kmax,
 		  "--thinlto-index", s->index, "--relocation-model", s->reloc ? s->reloc : "pic",
-		  NULL);
+		  "--placeholder-checksums", NULL);
 	if (s->min_cost) {
 		strv_add(&cmd, "--min-cost");
 		strv_add(&cmd, s->min_cost);
@@ -412,12 +415,17 @@ static int split_step(const struct step *s)
 	steps_dyndep(&dd, s->dir, kmax, n);
 	buf_printf(&nb, "%d%s\n", n, unused ? " unused" : "");
 	char *ddp = xasprintf("%s/split.dd", s->dir), *np = xasprintf("%s/split.n", s->dir);
+	char *cp = xasprintf("%s/parts/" STEPS_CHECKSUMS, s->dir);
 	int r = 0;
-	if (mtpc_write_file(np, nb.s, nb.len, MTPC_WRITE_IF_CHANGED) < 0 ||
+	/* The checksum map is an output of the edge: there must be one, empty
+	 * when the splitter wrote none (a failed split, another splitter). */
+	if ((access(cp, F_OK) < 0 && mtpc_write_file(cp, "", 0, 0) < 0) ||
+	    mtpc_write_file(np, nb.s, nb.len, MTPC_WRITE_IF_CHANGED) < 0 ||
 	    mtpc_write_file(ddp, dd.s, dd.len, MTPC_WRITE_IF_CHANGED) < 0) {
 		mtpc_error("cannot write %s: %s", ddp, strerror(errno));
 		r = 1;
 	}
+	free(cp);
 	free(ddp);
 	free(np);
 	buf_free(&dd);
@@ -438,6 +446,126 @@ static int take_backend(const struct step *s)
 		free(data);
 	}
 	free(bk);
+	return r;
+}
+
+/* One "PLACEHOLDER REAL" line of checksums.txt as two 16-byte MD5s. */
+static int parse_checksum_line(const char *line, unsigned char ph[16], unsigned char real[16])
+{
+	unsigned char *out[2] = {ph, real};
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < 16; i++) {
+			unsigned v;
+			if (sscanf(line + 2 * i, "%2x", &v) != 1)
+				return -1;
+			out[k][i] = (unsigned char)v;
+		}
+		line += 32;
+		if (k == 0 && *line++ != ' ')
+			return -1;
+	}
+	return 0;
+}
+
+/* Replace every placeholder MD5 by its real one in data[0..len). */
+static void patch_range(unsigned char *data, size_t len, const char *map)
+{
+	for (const char *line = map; line && *line;) {
+		unsigned char ph[16], real[16];
+		if (parse_checksum_line(line, ph, real) == 0) {
+			for (unsigned char *p = data; len >= 16 && p <= data + len - 16;) {
+				unsigned char *hit = memmem(p, (size_t)(data + len - p), ph, 16);
+				if (!hit)
+					break;
+				memcpy(hit, real, 16);
+				p = hit + 16;
+			}
+		}
+		line = strchr(line, '\n');
+		line = line ? line + 1 : NULL;
+	}
+}
+
+/* Put the real checksums back into an ELF object or .dwo: in its line
+ * tables (.debug_line, .debug_line.dwo: DWARF 5 file entries), the only
+ * place clang writes them; the whole file if it is not a 64-bit
+ * little-endian ELF file. */
+static void patch_checksums(unsigned char *data, size_t len, const char *map)
+{
+	if (!map || !*map)
+		return;
+	int elf64 = len >= 64 && !memcmp(data, "\177ELF", 4) && data[4] == 2 && data[5] == 1;
+	if (!elf64) {
+		patch_range(data, len, map);
+		return;
+	}
+	uint64_t shoff;
+	uint16_t shentsize, shnum, shstrndx;
+	memcpy(&shoff, data + 0x28, 8);
+	memcpy(&shentsize, data + 0x3a, 2);
+	memcpy(&shnum, data + 0x3c, 2);
+	memcpy(&shstrndx, data + 0x3e, 2);
+	if (shentsize < 64 || shstrndx >= shnum || shoff > len || (uint64_t)shnum * shentsize > len - shoff)
+		return;
+	const unsigned char *strh = data + shoff + (uint64_t)shstrndx * shentsize;
+	uint64_t stroff, strsize;
+	memcpy(&stroff, strh + 0x18, 8);
+	memcpy(&strsize, strh + 0x20, 8);
+	if (stroff > len || strsize > len - stroff)
+		return;
+	for (uint16_t i = 0; i < shnum; i++) {
+		const unsigned char *sh = data + shoff + (uint64_t)i * shentsize;
+		uint32_t name;
+		uint64_t off, size;
+		memcpy(&name, sh, 4);
+		memcpy(&off, sh + 0x18, 8);
+		memcpy(&size, sh + 0x20, 8);
+		if (name >= strsize || off > len || size > len - off)
+			continue;
+		const char *nm = (const char *)data + stroff + name;
+		size_t room = strsize - name;
+		if (strnlen(nm, room) < room &&
+		    (!strcmp(nm, ".debug_line") || !strcmp(nm, ".debug_line.dwo")))
+			patch_range(data + off, size, map);
+	}
+}
+
+/* Copy from to to (only if changed) with the real checksums put back. */
+static int copy_patched(const char *from, const char *to, const char *map)
+{
+	char *data;
+	size_t len;
+	if (mtpc_read_file(from, &data, &len) < 0) {
+		mtpc_error("cannot read %s: %s", from, strerror(errno));
+		return -1;
+	}
+	patch_checksums((unsigned char *)data, len, map);
+	int r = mtpc_write_file(to, data, len, MTPC_WRITE_IF_CHANGED);
+	if (r < 0)
+		mtpc_error("cannot write %s: %s", to, strerror(errno));
+	free(data);
+	return r < 0 ? -1 : 0;
+}
+
+/* The real checksums for the partitions' placeholders: the object, and
+ * each slot's .dwo (p<i>.ph.dwo, as compiled) into the p<i>.dwo its
+ * skeleton names. */
+static int restore_checksums(const struct step *s, int n, const char *tmp, const char *out)
+{
+	char *mp = xasprintf("%s/parts/" STEPS_CHECKSUMS, s->dir), *map = NULL;
+	size_t len;
+	if (mtpc_read_file(mp, &map, &len) < 0)
+		map = NULL; /* no map: nothing to restore */
+	free(mp);
+	int r = copy_patched(tmp, out, map);
+	for (int i = 0; i < n && r == 0; i++) {
+		char *ph = xasprintf("%s/p%d.ph.dwo", s->dir, i), *dwo = xasprintf("%s/p%d.dwo", s->dir, i);
+		if (access(ph, F_OK) == 0)
+			r = copy_patched(ph, dwo, map);
+		free(ph);
+		free(dwo);
+	}
+	free(map);
 	return r;
 }
 
@@ -494,7 +622,7 @@ static int merge_step(const struct step *s)
 		strv_free(&cmd);
 	}
 	if (st == 0)
-		r = move_if_changed(tmp2, s->out) < 0;
+		r = restore_checksums(s, n, tmp2, s->out) < 0;
 	else
 		mtpc_error("merging the partitions of %s failed", s->dir);
 	if (r == 0)

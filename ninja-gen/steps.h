@@ -26,7 +26,10 @@
  *       ld.lld -r of D/p0.o..p<n-1>.o, then llvm-objcopy with
  *       --localize-symbols=D/parts/localize.txt (the promoted symbols become
  *       local again) and --redefine-syms=D/parts/rename.txt (they get their
- *       own names back). After a failed split, a copy of D/backend.o; if a
+ *       own names back), then the real source checksums of
+ *       D/parts/checksums.txt in place of the placeholders mtpc-split gave
+ *       the partitions (in F, and from each slot's D/p<i>.ph.dwo into the
+ *       D/p<i>.dwo its skeleton names). After a failed split, a copy of D/backend.o; if a
  *       slot failed (an empty p<i>.o), the backend command compiles the module
  *       unsplit into D/backend.o, which is copied instead.
  *   --dwp-step --out F [--llvm-bin B] -- <link output>
@@ -40,6 +43,10 @@
 #define MTPC_NG_STEPS_H
 
 #include "buf.h"
+
+/* The split's map of placeholder to real source checksums, in D/parts/
+ * (mtpc-split --placeholder-checksums; empty without debug info). */
+#define STEPS_CHECKSUMS "checksums.txt"
 
 /* Is argv[1] a step mode? */
 int steps_is_step(const char *arg);

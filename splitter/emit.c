@@ -19,6 +19,7 @@ struct shared {
 	const struct module_info *mi;
 	const struct split_plan *plan;
 	int verify;
+	int placeholders;
 	struct emitted *out;
 	char **errors; /* per partition */
 	int next;
@@ -299,6 +300,15 @@ static char *build_partition(struct shared *sh, int p, struct emitted *out)
 		if (err)
 			goto done;
 	}
+	if (sh->placeholders) {
+		char *e = NULL;
+		out->checksums = mtpc_placeholder_checksums(m, &e);
+		if (!out->checksums) {
+			err = xasprintf("partition %d: placeholder checksums: %s", p, e ? e : "failed");
+			free(e);
+			goto done;
+		}
+	}
 	LLVMMemoryBufferRef ob = LLVMWriteBitcodeToMemoryBuffer(m);
 	out->len = LLVMGetBufferSize(ob);
 	out->data = xmalloc(out->len);
@@ -327,10 +337,10 @@ static void *worker(void *arg)
 }
 
 int emit_partitions(const char *bc, size_t len, const struct module_info *mi, const struct split_plan *plan,
-		    int jobs, int verify, struct emitted *out, char **error)
+		    int jobs, int verify, int placeholders, struct emitted *out, char **error)
 {
-	struct shared sh = {bc, len, mi, plan, verify, out, xcalloc(plan->n, sizeof(char *)), 0,
-			    PTHREAD_MUTEX_INITIALIZER};
+	struct shared sh = {bc, len, mi, plan, verify, placeholders, out,
+			    xcalloc(plan->n, sizeof(char *)), 0, PTHREAD_MUTEX_INITIALIZER};
 	memset(out, 0, plan->n * sizeof *out);
 	if (jobs < 1)
 		jobs = 1;
@@ -361,7 +371,9 @@ int emit_partitions(const char *bc, size_t len, const struct module_info *mi, co
 	if (rc)
 		for (int p = 0; p < plan->n; p++) {
 			free(out[p].data);
+			free(out[p].checksums);
 			out[p].data = NULL;
+			out[p].checksums = NULL;
 		}
 	return rc;
 }

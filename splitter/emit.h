@@ -18,14 +18,17 @@ void emit_capture_error(LLVMDiagnosticInfoRef di, void *ctx);
 struct emitted {
 	char *data;     /* bitcode of the partition */
 	size_t len;
+	char *checksums; /* with placeholders: its "<placeholder> <real>" lines
+	                  * (mtpc_placeholder_checksums), else NULL */
 	double seconds; /* wall time to build it */
 };
 
 /* Build all plan->n partitions from the bitcode in (bc, len) with up to jobs
- * threads. verify: run the LLVM verifier on each. Returns 0 and fills out[]
- * (caller frees each data), or -1 with *error (heap) describing the first
- * failure. */
+ * threads. verify: run the LLVM verifier on each; placeholders: give the
+ * source files placeholder checksums (llvm_shim.h). Returns 0 and fills
+ * out[] (caller frees each data and checksums), or -1 with *error (heap)
+ * describing the first failure. */
 int emit_partitions(const char *bc, size_t len, const struct module_info *mi, const struct split_plan *plan,
-		    int jobs, int verify, struct emitted *out, char **error);
+		    int jobs, int verify, int placeholders, struct emitted *out, char **error);
 
 #endif

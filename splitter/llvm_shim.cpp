@@ -4,7 +4,12 @@
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Config/llvm-config.h>
+#include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/IR/DebugInfoMetadata.h>
+#include <llvm/IR/DebugProgramInstruction.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/GlobalValue.h>
 #include <llvm/IR/LLVMContext.h>
@@ -15,6 +20,7 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/IPO/LowerTypeTests.h>
 #include <llvm/Transforms/IPO/WholeProgramDevirt.h>
+#include <llvm/Support/MD5.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 
@@ -254,4 +260,103 @@ extern "C" int mtpc_summary_cost(const char *path, long long *insts, long long *
 	*insts = n;
 	*functions = f;
 	return any ? 0 : 1;
+}
+
+// Every metadata node reachable from the module: named metadata, global and
+// function attachments, instructions' attachments (!dbg included), debug
+// records and the metadata arguments of debug intrinsics.
+static std::vector<MDNode *> reachable_metadata(Module &M)
+{
+	SmallPtrSet<MDNode *, 32> seen;
+	std::vector<MDNode *> nodes, work;
+	auto visit = [&](Metadata *md) {
+		if (auto *n = dyn_cast_or_null<MDNode>(md))
+			if (seen.insert(n).second)
+				work.push_back(n);
+	};
+	SmallVector<std::pair<unsigned, MDNode *>, 8> mds;
+	for (NamedMDNode &nmd : M.named_metadata())
+		for (MDNode *op : nmd.operands())
+			visit(op);
+	for (GlobalVariable &gv : M.globals()) {
+		gv.getAllMetadata(mds);
+		for (auto &p : mds)
+			visit(p.second);
+	}
+	for (Function &f : M) {
+		f.getAllMetadata(mds);
+		for (auto &p : mds)
+			visit(p.second);
+		for (Instruction &i : instructions(f)) {
+			i.getAllMetadata(mds);
+			for (auto &p : mds)
+				visit(p.second);
+			for (DbgRecord &r : i.getDbgRecordRange()) {
+				visit(r.getDebugLoc().getAsMDNode());
+				if (auto *v = dyn_cast<DbgVariableRecord>(&r)) {
+					visit(v->getRawVariable());
+					visit(v->getRawExpression());
+				} else if (auto *l = dyn_cast<DbgLabelRecord>(&r)) {
+					visit(l->getRawLabel());
+				}
+			}
+			if (auto *call = dyn_cast<CallBase>(&i))
+				for (Value *arg : call->args())
+					if (auto *mav = dyn_cast<MetadataAsValue>(arg))
+						visit(mav->getMetadata());
+		}
+	}
+	while (!work.empty()) {
+		MDNode *n = work.back();
+		work.pop_back();
+		nodes.push_back(n);
+		for (const MDOperand &op : n->operands())
+			visit(op.get());
+	}
+	return nodes;
+}
+
+extern "C" char *mtpc_placeholder_checksums(LLVMModuleRef module, char **error)
+{
+	Module &M = *unwrap(module);
+	if (Error e = M.materializeAll()) {
+		*error = dup_message(toString(std::move(e)));
+		return nullptr;
+	}
+	std::vector<MDNode *> nodes = reachable_metadata(M);
+	DenseMap<Metadata *, Metadata *> replace;
+	std::vector<std::string> lines;
+	for (MDNode *n : nodes) {
+		auto *f = dyn_cast<DIFile>(n);
+		if (!f || !f->getChecksum() || f->getChecksum()->Kind != DIFile::CSK_MD5)
+			continue;
+		MD5 h;
+		h.update("mtpc checksum placeholder");
+		h.update(f->getDirectory());
+		h.update(StringRef("\0", 1));
+		h.update(f->getFilename());
+		MD5::MD5Result r;
+		h.final(r);
+		SmallString<32> hex = r.digest();
+		if (hex == f->getChecksum()->Value)
+			continue;
+		DIFile *to = DIFile::get(M.getContext(), f->getFilename(), f->getDirectory(),
+					 DIFile::ChecksumInfo<StringRef>(DIFile::CSK_MD5, hex),
+					 f->getSource());
+		replace[f] = to;
+		lines.push_back(std::string(hex.str()) + " " + f->getChecksum()->Value.str() + "\n");
+	}
+	// Redirect every user's operand; a uniqued user is re-uniqued in place.
+	for (MDNode *n : nodes)
+		for (unsigned i = 0; i < n->getNumOperands(); i++) {
+			auto it = replace.find(n->getOperand(i).get());
+			if (it != replace.end())
+				n->replaceOperandWith(i, it->second);
+		}
+	std::sort(lines.begin(), lines.end());
+	lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+	std::string text;
+	for (const std::string &l : lines)
+		text += l;
+	return dup_message(text);
 }

@@ -64,6 +64,18 @@ int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_pat
  * (heap) set when the file cannot be read as bitcode. */
 int mtpc_summary_cost(const char *path, long long *insts, long long *functions, char **error);
 
+/* Give every DIFile with an MD5 checksum a placeholder checksum instead: the
+ * MD5 of its directory and name, which no edit of the file changes. The C
+ * API cannot read or set a DIFile's checksum, and DIFiles are uniqued, so
+ * each user's operand is redirected to a new DIFile. Why: the checksum
+ * changes with every edit of the source file, and every partition holding
+ * any of its functions (or a function imported from it) would then change
+ * too; with placeholders a partition's bitcode changes only when its code
+ * does, and the merge writes the real checksums back into the objects.
+ * Returns "<placeholder hex> <real hex>\n" lines, one per file changed
+ * (malloc'ed, "" if none), or NULL with *error (heap) set. */
+char *mtpc_placeholder_checksums(LLVMModuleRef module, char **error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analyze.h"
 #include "bitcode.h"
+#include "buf.h"
 #include "emit.h"
 #include "hash.h"
 #include "mtpc_cache.h"
@@ -101,6 +102,11 @@ static void usage(FILE *f)
 		"      --no-cache            do not use the plan cache\n"
 		"      --module-path NAME    the module's name in the cache (default: INPUT)\n"
 		"  -j, --jobs J              threads writing partitions (default: number of CPUs)\n"
+		"      --placeholder-checksums  give source files in the partitions a\n"
+		"                            placeholder checksum that no edit changes and\n"
+		"                            write OUTDIR/checksums.txt ('PLACEHOLDER REAL'\n"
+		"                            hex MD5s, one file a line) to restore the real\n"
+		"                            ones in the compiled objects (mtpc-link's merge)\n"
 		"      --verify              run the LLVM verifier on each partition (default)\n"
 		"      --no-verify           skip the verifier\n"
 		"      --stats               print a one-line summary on stderr (with the time\n"
@@ -121,7 +127,7 @@ static void usage(FILE *f)
 
 struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
-	int partitions, jobs, verify, pic, use_seed, stats, no_cache, print_cost;
+	int partitions, jobs, verify, pic, use_seed, stats, no_cache, print_cost, placeholders;
 	char **inputs; /* --print-cost: every operand */
 	int ninputs;
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit, const_dup_limit;
@@ -182,7 +188,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST };
+	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PLACEHOLDERS };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -213,6 +219,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"module-path", required_argument, 0, O_MODULE_PATH},
 		{"version", no_argument, 0, O_VERSION},
 		{"print-cost", no_argument, 0, O_PRINT_COST},
+		{"placeholder-checksums", no_argument, 0, O_PLACEHOLDERS},
 		{0, 0, 0, 0},
 	};
 	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
@@ -262,6 +269,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_NO_CACHE: o->no_cache = 1; break;
 		case O_MODULE_PATH: o->module_path = optarg; break;
 		case O_PRINT_COST: o->print_cost = 1; break;
+		case O_PLACEHOLDERS: o->placeholders = 1; break;
 		case O_VERSION: printf("mtpc-split " VERSION " (LLVM " LLVM_MAJOR ")\n"); exit(0);
 		case ':': mtpc_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
 		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
@@ -332,8 +340,42 @@ static char *path_in(const char *dir, const char *name)
 	return xasprintf("%s/%s", dir, name);
 }
 
+static void write_or_die(const char *path, const void *data, size_t len);
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* OUTDIR/checksums.txt: the sorted union of the partitions' placeholder
+ * lines (each partition lists the files it refers to). */
+static void write_checksums(const char *outdir, struct emitted *parts, int n)
+{
+	struct strv lines = {0};
+	for (int p = 0; p < n; p++) {
+		char *save = NULL;
+		for (char *l = parts[p].checksums ? strtok_r(parts[p].checksums, "\n", &save) : NULL; l;
+		     l = strtok_r(NULL, "\n", &save))
+			strv_add(&lines, l);
+		free(parts[p].checksums);
+		parts[p].checksums = NULL;
+	}
+	if (lines.n)
+		qsort(lines.v, lines.n, sizeof *lines.v, cmp_str);
+	struct buf b = {0};
+	for (size_t i = 0; i < lines.n; i++)
+		if (i == 0 || strcmp(lines.v[i], lines.v[i - 1]) != 0)
+			buf_printf(&b, "%s\n", lines.v[i]);
+	char *path = path_in(outdir, "checksums.txt");
+	write_or_die(path, b.s ? b.s : "", b.len);
+	free(path);
+	buf_free(&b);
+	strv_free(&lines);
+}
+
 /* True if dir already holds the outputs for exactly this input and options. */
-static int outputs_current(const char *dir, const char *input_hash, const char *options_hash)
+static int outputs_current(const char *dir, const char *input_hash, const char *options_hash,
+			   int placeholders)
 {
 	char *pp = path_in(dir, "plan.json"), *text;
 	size_t len;
@@ -348,9 +390,10 @@ static int outputs_current(const char *dir, const char *input_hash, const char *
 				ok = access(name, R_OK) == 0;
 				free(name);
 			}
-			char *lp = path_in(dir, "localize.txt");
-			ok = ok && access(lp, R_OK) == 0;
+			char *lp = path_in(dir, "localize.txt"), *cp = path_in(dir, "checksums.txt");
+			ok = ok && access(lp, R_OK) == 0 && (!placeholders || access(cp, R_OK) == 0);
 			free(lp);
+			free(cp);
 			plan_seed_free(&s);
 		}
 		free(err);
@@ -460,7 +503,7 @@ int main(int argc, char **argv)
 	}
 	mtpc_hash_hex(options_text, strlen(options_text), options_hash);
 
-	if (outputs_current(o.outdir, input_hash, options_hash)) {
+	if (outputs_current(o.outdir, input_hash, options_hash, o.placeholders)) {
 		if (o.stats)
 			fprintf(stderr, "mtpc-split: %s: outputs up to date\n", o.input);
 		goto out;
@@ -538,7 +581,7 @@ int main(int argc, char **argv)
 		parts[0].len = len;
 	} else {
 		char *err = NULL;
-		if (emit_partitions(bc, len, &mi, &plan, o.jobs, o.verify, parts, &err) < 0)
+		if (emit_partitions(bc, len, &mi, &plan, o.jobs, o.verify, o.placeholders, parts, &err) < 0)
 			mtpc_fatal("%s: %s", o.input, err);
 	}
 
@@ -568,6 +611,8 @@ int main(int argc, char **argv)
 	write_or_die(loc_path, loc, strlen(loc));
 	char *ren_path = path_in(o.outdir, "rename.txt");
 	write_or_die(ren_path, ren, strlen(ren));
+	if (o.placeholders)
+		write_checksums(o.outdir, parts, plan.n);
 	write_or_die(plan_path, json, strlen(json));
 	/* Partitions of an earlier, larger split are stale now. */
 	for (int p = plan.n;; p++) {

@@ -27,12 +27,19 @@ def write_if_changed(path, data):
     os.replace(tmp, path)
 
 
+# mtpc-split options without a value (the steps pass them).
+FLAGS = {"--placeholder-checksums"}
+
+
 def main(argv):
     args = {"--partitions": "1", "--relocation-model": "pic"}
     inp = None
     i = 0
     while i < len(argv):
-        if argv[i].startswith("-"):
+        if argv[i] in FLAGS:
+            args[argv[i]] = "1"
+            i += 1
+        elif argv[i].startswith("-"):
             args[argv[i]] = argv[i + 1]
             i += 2
         else:

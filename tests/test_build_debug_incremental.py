@@ -1,0 +1,123 @@
+"""Incremental builds with debug info (issue #15): the source file's MD5 checksum, which every
+DWARF 5 line table carries and every edit changes, stays out of the partitions (mtpc-split
+--placeholder-checksums) and the merge writes the real one back. So an edit inside a line of
+one function reruns only the slot of the partition that owns it, in -g and -gsplit-dwarf
+builds, and the result is byte for byte what a full rebuild of the inner build produces, with
+the real checksums (llvm-dwarfdump) and working breakpoints (gdb).
+
+Uses the sample tests/projects/debug (calc.c is split into several partitions)."""
+import hashlib
+import re
+import shutil
+
+import pytest
+
+from conftest import llvm_tool, run
+from test_build_debug import DEBUG, GDB, check_with_gdb, configure_debug, one_per_partition, plans
+from test_build_integration import build
+
+EDIT = ("n += lib_trace(1); /* MARK:calc_alpha */", "n += lib_trace(1) + 5; /* MARK:calc_alpha */")
+
+
+def new_log_entries(inner, before):
+    lines = (inner / ".ninja_log").read_text().splitlines()[1:]
+    return [l.split("\t")[3] for l in lines if l.count("\t") >= 4][before:]
+
+
+def log_len(inner):
+    return len((inner / ".ninja_log").read_text().splitlines()[1:])
+
+
+def line_table_md5s(binary):
+    """{file name: md5} of every file entry in the binary's DWARF 5 line tables."""
+    text = run([llvm_tool("llvm-dwarfdump"), "--debug-line", binary]).stdout
+    out = {}
+    for m in re.finditer(r'name: "([^"]+)"\s+dir_index: \d+\s+md5_checksum: ([0-9a-f]{32})', text):
+        out.setdefault(m.group(1), set()).add(m.group(2))
+    return out
+
+
+def owner(build_dir, module, function):
+    for part in plans(build_dir)[module]["partitions"]:
+        if function in part["owned"]:
+            return part["index"]
+    raise AssertionError(f"{function} is in no partition of {module}")
+
+
+def inner_files(inner, suffixes):
+    return {str(p.relative_to(inner)): p.read_bytes()
+            for p in sorted(inner.rglob("*")) if p.is_file() and p.name.endswith(suffixes)}
+
+
+@pytest.fixture(params=["-g", "-gsplit-dwarf"])
+def edited(request, tmp_path):
+    """The debug sample built, then calc_alpha edited inside its line and built again:
+    (flags, source dir, build dir, inner edges that the second build ran)."""
+    src = tmp_path / "src"
+    shutil.copytree(DEBUG, src)
+    b = tmp_path / "b"
+    configure_debug_at(src, b, request.param, tmp_path / "plans.sqlite")
+    inner = b / "dbg.mtpc"
+    assert len(plans(b)["calc.c.o"]["partitions"]) >= 3, "calc.c must be split"
+    before = log_len(inner)
+    text = (src / "calc.c").read_text()
+    assert EDIT[0] in text
+    (src / "calc.c").write_text(text.replace(EDIT[0], EDIT[1]))
+    build(b)
+    return request.param, src, b, new_log_entries(inner, before)
+
+
+def configure_debug_at(src, b, flags, cache):
+    """configure_debug() for a copy of the sample, with the plan cache outside the build dir
+    (a rebuild from scratch then finds the same plans)."""
+    from test_build_integration import configure
+    configure(src, b, extra=["-DCMAKE_BUILD_TYPE=RelWithDebInfo", f"-DCMAKE_C_FLAGS={flags}",
+                             f"-DMTPC_CACHE={cache}"])
+    build(b)
+
+
+def test_edit_inside_a_line_reruns_only_the_owning_slot(edited):
+    flags, src, b, ran = edited
+    slots = sorted(p for p in ran if re.search(r"/p\d+\.o$", p))
+    calc = [p for p in slots if "/calc.c.o-" in p]
+    want = owner(b, "calc.c.o", "calc_alpha")
+    assert [re.search(r"/p(\d+)\.o$", p).group(1) for p in calc] == [str(want)], \
+        f"{flags}: slots of calc.c that reran: {calc} (calc_alpha is in p{want})\nall: {ran}"
+    # Modules that do not import calc_alpha's body recompile nothing.
+    assert not [p for p in slots if "/lib.c.o-" in p], ran
+
+
+def test_real_checksums_after_the_edit(edited):
+    flags, src, b, _ = edited
+    md5s = line_table_md5s(b / "dbg")
+    for name in ("calc.c", "lib.c", "main.c"):
+        real = hashlib.md5((src / name).read_bytes()).hexdigest()
+        seen = {v for k, vs in md5s.items() if k.endswith(name) for v in vs}
+        assert seen == {real}, f"{flags}: {name}: line tables say {seen}, the file's MD5 is {real}"
+
+
+def test_incremental_result_equals_a_full_rebuild(edited):
+    flags, src, b, _ = edited
+    inner = b / "dbg.mtpc"
+    suffixes = (".dwo", "native.o")
+    incremental = (b / "dbg").read_bytes(), inner_files(inner, suffixes)
+    shutil.rmtree(inner)
+    (b / "dbg").unlink()
+    build(b)
+    full = (b / "dbg").read_bytes(), inner_files(inner, suffixes)
+    assert incremental[0] == full[0], f"{flags}: dbg differs from a full rebuild"
+    assert incremental[1].keys() == full[1].keys()
+    differ = [k for k in full[1] if incremental[1][k] != full[1][k]]
+    assert not differ, f"{flags}: differ from a full rebuild: {differ}"
+
+
+def test_breakpoints_after_the_edit(edited):
+    flags, src, b, _ = edited
+    if not GDB:
+        pytest.skip("gdb not installed")
+    if flags == "-gsplit-dwarf":
+        # gdb 13 cannot read llvm-dwp's DWARF 5 .dwp (test_build_debug.py); the .dwo files.
+        (b / "dbg.dwp").unlink(missing_ok=True)
+    picks = one_per_partition(b)
+    assert len({(m, i) for m, i, _ in picks}) >= 3, picks
+    check_with_gdb(b / "dbg", [f for _, _, f in picks])
