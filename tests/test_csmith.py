@@ -11,6 +11,8 @@ long time). The suite runs a few fixed seeds; scripts/csmith-diff.sh runs a larg
 the same code (check_seed below).
 
 Environment: MTPC_BUILD_DIR (the MTPC build with ninja-gen/mtpc-link and splitter/mtpc-split).
+check_seed(..., mode="distribute") links through lld's DTLTO with mtpc-distribute instead of
+mtpc-link (tests/test_distribute_equiv.py; Clang >= 21).
 """
 import os
 import pathlib
@@ -92,19 +94,33 @@ def mtpc_tools(build=None):
     return link, split
 
 
+def mtpc_link_cmd(mode, link_cmd, out, cache, partitions=PARTITIONS, build=None):
+    """The command linking `out` through MTPC with forced splitting: mtpc-link around the plain
+    link command (mode "link"), or the plain link command with mtpc-distribute as lld's DTLTO
+    distributor (mode "distribute"). Both keep their inner build in <out>.mtpc."""
+    link, split = mtpc_tools(build)
+    opts = ["--threshold", "0", "--partitions", partitions, "--jobs", "2", "--cache", cache,
+            "--split-tool", split, "--llvm-bin", LLVM_BIN]
+    if mode == "link":
+        return [link, *opts, "--", *link_cmd, out]
+    assert mode == "distribute", mode
+    dist = link.parent / "mtpc-distribute"
+    xopts = [f"-Xthinlto-distributor={o}={v}" for o, v in zip(opts[::2], opts[1::2])]
+    return [*link_cmd, out, f"-fthinlto-distributor={dist}", *xopts]
+
+
 def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build=None,
-               variant=None, extra_seeds=()):
+               variant=None, extra_seeds=(), mode="link"):
     """Generate csmith program `seed` in `work` and compare MTPC with plain ThinLTO, both
     built with `variant` (default variant_of(seed)). With extra_seeds, one program per seed
     is generated, each its own module with main renamed, plus a driver calling them in turn:
     several split modules holding same-named internal symbols (func_1, g_2, ...) in one link.
-    Returns a dict of facts (fewest partitions of a csmith module, checksum line, variant);
-    raises Skip or Fail."""
+    mode: how MTPC links, see mtpc_link_cmd. Returns a dict of facts (fewest partitions of a
+    csmith module, checksum line, variant); raises Skip or Fail."""
     vname, vcompile, vlink = variant or variant_of(seed)
     opt = vcompile[0]
     work = pathlib.Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    link, split = mtpc_tools(build)
     seeds = (seed, *extra_seeds)
     cflags = ["-w", "-I", CSMITH_INCLUDE]
     sources = []  # (source, extra flags)
@@ -140,9 +156,8 @@ def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build
     thin = work / "prog.thin"
     _must([*link_cmd, thin], "plain ThinLTO link")
     mt = work / "prog.mtpc"
-    r = _must([link, "--threshold", "0", "--partitions", partitions, "--jobs", "2",
-               "--cache", work / "plans.sqlite", "--split-tool", split,
-               "--llvm-bin", LLVM_BIN, "--", *link_cmd, mt], "mtpc-link")
+    r = _must(mtpc_link_cmd(mode, link_cmd, mt, work / "plans.sqlite", partitions, build),
+              f"MTPC link ({mode})")
     if "unsplit (fallback)" in r.stdout + r.stderr or "warning" in r.stderr:
         raise Fail(f"seed {seed}: the split fell back or warned:\n{r.stdout}{r.stderr}")
 
@@ -182,9 +197,8 @@ def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build
                    f"thin: {_exported(thin)}\nmtpc: {_exported(mt)}")
     # Link again with the same plan cache (now a hit): the same plans and the same program.
     mt2 = work / "prog.mtpc2"
-    _must([link, "--threshold", "0", "--partitions", partitions, "--jobs", "2",
-           "--cache", work / "plans.sqlite", "--split-tool", split,
-           "--llvm-bin", LLVM_BIN, "--", *link_cmd, mt2], "mtpc-link (cache hit)")
+    _must(mtpc_link_cmd(mode, link_cmd, mt2, work / "plans.sqlite", partitions, build),
+          f"MTPC link ({mode}, cache hit)")
     for s in seeds:
         plans = [next((d / "mod").glob(f"csmith{s}.o-*")) / "parts" / "plan.json"
                  for d in (inner, work / "prog.mtpc2.mtpc")]
