@@ -83,10 +83,9 @@ static const char usage[] =
 	"options.\n";
 
 struct opts {
-	long long threshold, cost_threshold, min_cost;
-	int partitions, jobs, verbose, progress;
-	const char *cache, *split_tool, *llvm_bin, *ninja, *dir, *json;
-	struct strv launcher, split_args;
+	struct inner_opts in; /* the options mtpc-link takes too */
+	int progress;
+	const char *json;     /* lld's job list */
 };
 
 /* One job of lld's list. */
@@ -132,75 +131,41 @@ static int env_ll(const char *name, long long lo, long long hi, long long *out)
  * Returns 0, or -1 after one error message. */
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_THRESHOLD = 256, O_COST, O_PARTS, O_JOBS, O_CACHE, O_LAUNCHER, O_MIN_COST,
-	       O_SPLIT_ARG, O_SPLIT_TOOL, O_LLVM_BIN, O_NINJA, O_DIR, O_VERBOSE, O_PROGRESS };
+	enum { O_PROGRESS = INNER_O_END };
 	static const struct option longopts[] = {
-		{"threshold", required_argument, 0, O_THRESHOLD},
-		{"cost-threshold", required_argument, 0, O_COST},
-		{"partitions", required_argument, 0, O_PARTS},
-		{"jobs", required_argument, 0, O_JOBS},
-		{"cache", required_argument, 0, O_CACHE},
-		{"launcher", required_argument, 0, O_LAUNCHER},
-		{"min-cost", required_argument, 0, O_MIN_COST},
-		{"split-arg", required_argument, 0, O_SPLIT_ARG},
-		{"split-tool", required_argument, 0, O_SPLIT_TOOL},
-		{"llvm-bin", required_argument, 0, O_LLVM_BIN},
-		{"ninja", required_argument, 0, O_NINJA},
-		{"dir", required_argument, 0, O_DIR},
-		{"verbose", no_argument, 0, O_VERBOSE},
+		INNER_LONGOPTS,
 		{"progress", no_argument, 0, O_PROGRESS},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
 	memset(o, 0, sizeof *o);
-	o->threshold = -1;
-	o->cost_threshold = GRAPH_DEFAULT_COST_THRESHOLD;
+	struct inner_opts *in = &o->in;
+	inner_opts_init(in);
 	long long parts = 0, jobs = 0;
-	if (env_ll("MTPC_SPLIT_THRESHOLD", 0, LLONG_MAX, &o->threshold) ||
-	    env_ll("MTPC_SPLIT_COST", 0, LLONG_MAX, &o->cost_threshold) ||
+	if (env_ll("MTPC_SPLIT_THRESHOLD", 0, LLONG_MAX, &in->threshold) ||
+	    env_ll("MTPC_SPLIT_COST", 0, LLONG_MAX, &in->cost_threshold) ||
 	    env_ll("MTPC_MAX_PARTITIONS", 0, 4096, &parts) || env_ll("MTPC_JOBS", 0, 4096, &jobs))
 		return -1;
+	in->partitions = (int)parts;
+	in->jobs = (int)jobs;
 	const char *cache = getenv("MTPC_CACHE");
-	o->cache = cache && *cache ? cache : NULL;
-	env_words(&o->launcher, "MTPC_LAUNCHER");
-	env_words(&o->split_args, "MTPC_SPLIT_ARGS");
-	int c, bad = 0, launcher_given = 0, split_args_given = 0;
+	in->cache = cache && *cache ? cache : NULL;
+	env_words(&in->launcher, "MTPC_LAUNCHER");
+	env_words(&in->split_args, "MTPC_SPLIT_ARGS");
+	in->launcher_from_env = in->split_args_from_env = 1;
+	int c;
 	opterr = 0;
-	while (!bad && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': fputs(usage, stdout); exit(0);
-		case O_THRESHOLD: bad = mtpc_parse_ll("--threshold", optarg, 0, LLONG_MAX, &o->threshold); break;
-		case O_COST: bad = mtpc_parse_ll("--cost-threshold", optarg, 0, LLONG_MAX, &o->cost_threshold); break;
-		case O_PARTS: bad = mtpc_parse_ll("--partitions", optarg, 0, 4096, &parts); break;
-		case O_JOBS: bad = mtpc_parse_ll("--jobs", optarg, 0, 4096, &jobs); break;
-		case O_MIN_COST: bad = *optarg && mtpc_parse_ll("--min-cost", optarg, 0, 1LL << 40, &o->min_cost); break;
-		case O_CACHE: o->cache = *optarg ? optarg : NULL; break;
-		case O_LAUNCHER:
-			/* Options replace the environment's words, not add to them. */
-			if (!launcher_given++)
-				strv_free(&o->launcher);
-			if (*optarg)
-				strv_add(&o->launcher, optarg);
-			break;
-		case O_SPLIT_ARG:
-			if (!split_args_given++)
-				strv_free(&o->split_args);
-			strv_add(&o->split_args, optarg);
-			break;
-		case O_SPLIT_TOOL: o->split_tool = optarg; break;
-		case O_LLVM_BIN: o->llvm_bin = optarg; break;
-		case O_NINJA: o->ninja = optarg; break;
-		case O_DIR: o->dir = optarg; break;
-		case O_VERBOSE: o->verbose = 1; break;
 		case O_PROGRESS: o->progress = 1; break;
 		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
-		default: mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
+		case '?': mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
+		default:
+			if (inner_opt(in, c, optarg) != 0)
+				return -1;
 		}
 	}
-	if (bad)
-		return -1;
-	o->partitions = (int)parts;
-	o->jobs = (int)jobs;
 	if (optind != argc - 1) {
 		mtpc_error(optind == argc ? "no job list (JSON file) given (see --help)"
 					  : "one job list (JSON file) expected, got %d arguments",
@@ -209,12 +174,6 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	}
 	o->json = argv[optind];
 	return 0;
-}
-
-static void opts_free(struct opts *o)
-{
-	strv_free(&o->launcher);
-	strv_free(&o->split_args);
 }
 
 static void jobs_free(struct jobs *js)
@@ -556,7 +515,7 @@ static int run_jobs_as_is(const struct opts *o, const struct jobs *js)
 {
 	for (size_t i = 0; i < js->n; i++) {
 		struct strv cmd = {0};
-		strv_addv(&cmd, &o->launcher);
+		strv_addv(&cmd, &o->in.launcher);
 		strv_addv(&cmd, &js->common);
 		strv_addv(&cmd, &js->v[i].args);
 		int st = proc_run(cmd.v, NULL, NULL, NULL);
@@ -575,8 +534,8 @@ static int run_jobs_as_is(const struct opts *o, const struct jobs *js)
 static char *inner_dir(const struct opts *o, const struct jobs *js, const char *cwd)
 {
 	char *base;
-	if (o->dir)
-		base = xstrdup(o->dir);
+	if (o->in.dir)
+		base = xstrdup(o->in.dir);
 	else if (js->linker_output)
 		base = xasprintf("%s.mtpc", js->linker_output);
 	else {
@@ -609,8 +568,8 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 	/* -k 0: every module that can be built is, so that afterwards the
 	 * modules left to build are exactly those that failed (name_failures). */
 	char *argv[] = {(char *)ninja, "-f", manifest, "-j", jobs_s, "-k", "0",
-			o->verbose ? "-v" : o->progress ? NULL : "--quiet", NULL};
-	if (o->progress || o->verbose) {
+			o->in.verbose ? "-v" : o->progress ? NULL : "--quiet", NULL};
+	if (o->progress || o->in.verbose) {
 		char *fmt = xasprintf("[%s %%f/%%t] ",
 				      mtpc_base_name(js->linker_output ? js->linker_output : o->json));
 		setenv("NINJA_STATUS", fmt, 1);
@@ -620,7 +579,7 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 	 * work to do": the first go to stderr with the link's other messages,
 	 * the second nowhere. */
 	struct buf out = {0};
-	struct proc_io io = {.out = o->progress || o->verbose ? NULL : &out};
+	struct proc_io io = {.out = o->progress || o->in.verbose ? NULL : &out};
 	int status = proc_spawn(argv, &io);
 	if (out.len) {
 		const char *idle = "ninja: no work to do.\n";
@@ -661,40 +620,34 @@ static int distribute(const struct opts *o, struct jobs *js, const char *argv0, 
 		return 1;
 	}
 	char *self = proc_self_path();
-	char *split = o->split_tool ? xstrdup(o->split_tool) : inner_find_split_tool(self ? self : argv0);
-	char *llvm_bin = o->llvm_bin ? xstrdup(o->llvm_bin) : inner_find_llvm_bin(js->common.v[0]);
+	char *split = o->in.split_tool ? xstrdup(o->in.split_tool) : inner_find_split_tool(self ? self : argv0);
+	char *llvm_bin = o->in.llvm_bin ? xstrdup(o->in.llvm_bin) : inner_find_llvm_bin(js->common.v[0]);
 	char *inner = inner_dir(o, js, cwd), *prefix = xasprintf("%s/", inner);
-	char *min_cost = o->min_cost ? xasprintf("%lld", o->min_cost) : NULL;
-	char *ninja = proc_which(o->ninja ? o->ninja : "ninja");
+	char *min_cost = o->in.min_cost ? xasprintf("%lld", o->in.min_cost) : NULL;
+	char *ninja = proc_which(o->in.ninja ? o->in.ninja : "ninja");
 	mtpc_cache *cache = NULL;
 	struct graph_conf gc = {
 		.self = self ? self : argv0,
 		.split_tool = split,
 		.llvm_bin = llvm_bin,
-		.cache = o->cache,
 		.min_cost = min_cost,
-		.launcher = o->launcher,
-		.split_args = o->split_args,
-		.threshold = o->threshold,
-		.cost_threshold = o->cost_threshold,
-		.kmax = o->partitions > 0 ? o->partitions : inner_cores(),
-		.jobs = o->jobs > 0 ? o->jobs : inner_cores(),
 		.inner = inner,
 		.outer_cwd = cwd,
 		.prefix = prefix,
 	};
+	inner_conf(&gc, &o->in);
 	struct graph g = {0};
 	struct graph_codegen cg = {0};
 	int status;
 	if (!ninja) {
 		mtpc_warn("%s not found; running the %zu jobs one by one, unsplit",
-			  o->ninja ? o->ninja : "ninja", js->n);
+			  o->in.ninja ? o->in.ninja : "ninja", js->n);
 		status = run_jobs_as_is(o, js);
 	} else if (mtpc_mkdir_p(inner) < 0) {
 		mtpc_error("cannot create %s: %s", inner, strerror(errno));
 		status = 1;
 	} else {
-		cache = inner_open_cache(o->cache);
+		cache = inner_open_cache(o->in.cache);
 		gc.history = cache ? inner_cache_history : NULL;
 		gc.history_ctx = cache;
 		if (dist_graph(&gc, js, &g, &cg) < 0 || graph_write(&gc, &g) < 0) {
@@ -733,7 +686,7 @@ int main(int argc, char **argv)
 	double t0 = mtpc_now();
 	struct opts o;
 	if (parse_opts(&o, argc, argv) < 0) {
-		opts_free(&o);
+		inner_opts_free(&o.in);
 		return 2;
 	}
 	struct jobs js;
@@ -741,6 +694,6 @@ int main(int argc, char **argv)
 	if (read_jobs(o.json, &js) == 0 && check_files(o.json, &js) == 0)
 		status = js.n ? distribute(&o, &js, argv[0], t0) : 0;
 	jobs_free(&js);
-	opts_free(&o);
+	inner_opts_free(&o.in);
 	return status;
 }

@@ -4,10 +4,75 @@
 #include "proc.h"
 #include "util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+void inner_opts_init(struct inner_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->threshold = -1;
+	o->cost_threshold = GRAPH_DEFAULT_COST_THRESHOLD;
+}
+
+void inner_opts_free(struct inner_opts *o)
+{
+	strv_free(&o->launcher);
+	strv_free(&o->split_args);
+}
+
+/* Add a word to a list, replacing the environment's words first. */
+static void list_word(struct strv *v, int *from_env, const char *w)
+{
+	if (*from_env) {
+		strv_free(v);
+		*from_env = 0;
+	}
+	if (*w)
+		strv_add(v, w);
+}
+
+int inner_opt(struct inner_opts *o, int c, const char *arg)
+{
+	long long v = 0;
+	int bad = 0;
+	switch (c) {
+	case INNER_O_THRESHOLD: bad = mtpc_parse_ll("--threshold", arg, 0, LLONG_MAX, &o->threshold); break;
+	case INNER_O_COST: bad = mtpc_parse_ll("--cost-threshold", arg, 0, LLONG_MAX, &o->cost_threshold); break;
+	case INNER_O_PARTS:
+		bad = mtpc_parse_ll("--partitions", arg, 0, 4096, &v);
+		o->partitions = (int)v;
+		break;
+	case INNER_O_JOBS:
+		bad = mtpc_parse_ll("--jobs", arg, 0, 4096, &v);
+		o->jobs = (int)v;
+		break;
+	case INNER_O_MIN_COST: bad = *arg && mtpc_parse_ll("--min-cost", arg, 0, 1LL << 40, &o->min_cost); break;
+	case INNER_O_CACHE: o->cache = *arg ? arg : NULL; break;
+	case INNER_O_LAUNCHER: list_word(&o->launcher, &o->launcher_from_env, arg); break;
+	case INNER_O_SPLIT_ARG: list_word(&o->split_args, &o->split_args_from_env, arg); break;
+	case INNER_O_SPLIT_TOOL: o->split_tool = arg; break;
+	case INNER_O_LLVM_BIN: o->llvm_bin = arg; break;
+	case INNER_O_NINJA: o->ninja = arg; break;
+	case INNER_O_DIR: o->dir = arg; break;
+	case INNER_O_VERBOSE: o->verbose = 1; break;
+	default: return 1;
+	}
+	return bad ? -1 : 0;
+}
+
+void inner_conf(struct graph_conf *gc, const struct inner_opts *o)
+{
+	gc->cache = o->cache;
+	gc->launcher = o->launcher;
+	gc->split_args = o->split_args;
+	gc->threshold = o->threshold;
+	gc->cost_threshold = o->cost_threshold;
+	gc->kmax = o->partitions > 0 ? o->partitions : inner_cores();
+	gc->jobs = o->jobs > 0 ? o->jobs : inner_cores();
+}
 
 int inner_cores(void)
 {

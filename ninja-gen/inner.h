@@ -7,7 +7,52 @@
 #include "graph.h"
 #include "mtpc_cache.h"
 
+#include <getopt.h>
 #include <stdio.h>
+
+/* The options both front ends take (their --help texts say what each does). */
+struct inner_opts {
+	long long threshold;      /* --threshold BYTES; -1: choose by cost */
+	long long cost_threshold; /* --cost-threshold N */
+	long long min_cost;       /* --min-cost C; 0: not given */
+	int partitions, jobs;     /* --partitions, --jobs; 0: cores */
+	int verbose;              /* --verbose */
+	const char *cache, *split_tool, *llvm_bin, *ninja, *dir;
+	struct strv launcher;     /* --launcher WORD... */
+	struct strv split_args;   /* --split-arg WORD... */
+	/* The lists hold words from the environment (mtpc-distribute): the
+	 * first option of the kind replaces them rather than adding to them. */
+	int launcher_from_env, split_args_from_env;
+};
+
+/* getopt_long values and entries of the shared options. */
+enum { INNER_O_THRESHOLD = 256, INNER_O_COST, INNER_O_PARTS, INNER_O_JOBS, INNER_O_CACHE,
+       INNER_O_LAUNCHER, INNER_O_MIN_COST, INNER_O_SPLIT_ARG, INNER_O_SPLIT_TOOL,
+       INNER_O_LLVM_BIN, INNER_O_NINJA, INNER_O_DIR, INNER_O_VERBOSE, INNER_O_END };
+#define INNER_LONGOPTS                                                       \
+	{"threshold", required_argument, 0, INNER_O_THRESHOLD},              \
+	{"cost-threshold", required_argument, 0, INNER_O_COST},              \
+	{"partitions", required_argument, 0, INNER_O_PARTS},                 \
+	{"jobs", required_argument, 0, INNER_O_JOBS},                        \
+	{"cache", required_argument, 0, INNER_O_CACHE},                      \
+	{"launcher", required_argument, 0, INNER_O_LAUNCHER},                \
+	{"min-cost", required_argument, 0, INNER_O_MIN_COST},                \
+	{"split-arg", required_argument, 0, INNER_O_SPLIT_ARG},              \
+	{"split-tool", required_argument, 0, INNER_O_SPLIT_TOOL},            \
+	{"llvm-bin", required_argument, 0, INNER_O_LLVM_BIN},                \
+	{"ninja", required_argument, 0, INNER_O_NINJA},                      \
+	{"dir", required_argument, 0, INNER_O_DIR},                          \
+	{"verbose", no_argument, 0, INNER_O_VERBOSE}
+
+/* The defaults: by cost at GRAPH_DEFAULT_COST_THRESHOLD, cores, no lists. */
+void inner_opts_init(struct inner_opts *o);
+/* Apply the shared option c (an INNER_O_ value) with its argument. Returns
+ * 0, -1 after one error message (a bad number), or 1 if c is not one. */
+int inner_opt(struct inner_opts *o, int c, const char *arg);
+void inner_opts_free(struct inner_opts *o);
+/* The fields of gc that come from the options alone (the cache path, lists,
+ * thresholds, partitions and jobs; lists are shared, not copied). */
+void inner_conf(struct graph_conf *gc, const struct inner_opts *o);
 
 /* Online cores (at least 1): the default of --jobs and --partitions. */
 int inner_cores(void);

@@ -99,84 +99,39 @@ static const char usage[] =
 	"link MTPC cannot take runs unchanged.\n";
 
 struct opts {
-	long long threshold, cost_threshold, min_cost;
-	int partitions, jobs, verbose, quiet;
-	const char *cache, *split_tool, *llvm_bin, *ninja, *dir;
-	struct strv launcher;
-	struct strv split_args;
-	char **cmd;
+	struct inner_opts in; /* the options mtpc-distribute takes too */
+	int quiet;
+	char **cmd;           /* the link command after "--" */
 	int ncmd;
 };
-
-static void opts_free(struct opts *o)
-{
-	strv_free(&o->launcher);
-	strv_free(&o->split_args);
-}
 
 /* Parse the options before "--" (getopt_long in POSIX mode: it stops at
  * "--", and never looks at the link command after it). Returns 0, or -1
  * after one error message. */
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_THRESHOLD = 256, O_COST, O_PARTS, O_JOBS, O_CACHE, O_LAUNCHER, O_MIN_COST,
-	       O_SPLIT_ARG, O_SPLIT_TOOL, O_LLVM_BIN, O_NINJA, O_DIR, O_VERBOSE, O_QUIET };
+	enum { O_QUIET = INNER_O_END };
 	static const struct option longopts[] = {
-		{"threshold", required_argument, 0, O_THRESHOLD},
-		{"cost-threshold", required_argument, 0, O_COST},
-		{"partitions", required_argument, 0, O_PARTS},
-		{"jobs", required_argument, 0, O_JOBS},
-		{"cache", required_argument, 0, O_CACHE},
-		{"launcher", required_argument, 0, O_LAUNCHER},
-		{"min-cost", required_argument, 0, O_MIN_COST},
-		{"split-arg", required_argument, 0, O_SPLIT_ARG},
-		{"split-tool", required_argument, 0, O_SPLIT_TOOL},
-		{"llvm-bin", required_argument, 0, O_LLVM_BIN},
-		{"ninja", required_argument, 0, O_NINJA},
-		{"dir", required_argument, 0, O_DIR},
-		{"verbose", no_argument, 0, O_VERBOSE},
+		INNER_LONGOPTS,
 		{"quiet", no_argument, 0, O_QUIET},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
 	memset(o, 0, sizeof *o);
-	o->threshold = -1;
-	o->cost_threshold = GRAPH_DEFAULT_COST_THRESHOLD;
-	long long v;
-	int c, bad = 0;
+	inner_opts_init(&o->in);
+	int c;
 	opterr = 0;
-	while (!bad && (c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': fputs(usage, stdout); exit(0);
-		case O_THRESHOLD: bad = mtpc_parse_ll("--threshold", optarg, 0, LLONG_MAX, &o->threshold); break;
-		case O_COST: bad = mtpc_parse_ll("--cost-threshold", optarg, 0, LLONG_MAX, &o->cost_threshold); break;
-		case O_PARTS:
-			bad = mtpc_parse_ll("--partitions", optarg, 0, 4096, &v);
-			o->partitions = (int)v;
-			break;
-		case O_JOBS:
-			bad = mtpc_parse_ll("--jobs", optarg, 0, 4096, &v);
-			o->jobs = (int)v;
-			break;
-		case O_MIN_COST: bad = *optarg && mtpc_parse_ll("--min-cost", optarg, 0, 1LL << 40, &o->min_cost); break;
-		case O_CACHE: o->cache = *optarg ? optarg : NULL; break;
-		case O_LAUNCHER:
-			if (*optarg)
-				strv_add(&o->launcher, optarg);
-			break;
-		case O_SPLIT_ARG: strv_add(&o->split_args, optarg); break;
-		case O_SPLIT_TOOL: o->split_tool = optarg; break;
-		case O_LLVM_BIN: o->llvm_bin = optarg; break;
-		case O_NINJA: o->ninja = optarg; break;
-		case O_DIR: o->dir = optarg; break;
-		case O_VERBOSE: o->verbose = 1; break;
 		case O_QUIET: o->quiet = 1; break;
 		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
-		default: mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
+		case '?': mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
+		default:
+			if (inner_opt(&o->in, c, optarg) != 0)
+				return -1;
 		}
 	}
-	if (bad)
-		return -1;
 	if (optind < 1 || optind > argc || strcmp(argv[optind - 1], "--") != 0) {
 		mtpc_error("missing \"--\" before the link command (see --help)");
 		return -1;
@@ -202,33 +157,26 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 {
 	const char *out = linkcmd_output(lc);
 	char *self = proc_self_path();
-	char *split = o->split_tool ? xstrdup(o->split_tool) : inner_find_split_tool(self ? self : argv0);
-	char *llvm_bin = o->llvm_bin ? xstrdup(o->llvm_bin) : inner_find_llvm_bin(lc->args.v[0]);
+	char *split = o->in.split_tool ? xstrdup(o->in.split_tool) : inner_find_split_tool(self ? self : argv0);
+	char *llvm_bin = o->in.llvm_bin ? xstrdup(o->in.llvm_bin) : inner_find_llvm_bin(lc->args.v[0]);
 	char *inner;
-	if (o->dir)
-		inner = o->dir[0] == '/' ? xstrdup(o->dir) : xasprintf("%s/%s", cwd, o->dir);
+	if (o->in.dir)
+		inner = o->in.dir[0] == '/' ? xstrdup(o->in.dir) : xasprintf("%s/%s", cwd, o->in.dir);
 	else
 		inner = out[0] == '/' ? xasprintf("%s.mtpc", out) : xasprintf("%s/%s.mtpc", cwd, out);
-	char *min_cost = o->min_cost ? xasprintf("%lld", o->min_cost) : NULL;
-	mtpc_cache *cache = inner_open_cache(o->cache);
-	int jobs = o->jobs > 0 ? o->jobs : inner_cores();
+	char *min_cost = o->in.min_cost ? xasprintf("%lld", o->in.min_cost) : NULL;
+	mtpc_cache *cache = inner_open_cache(o->in.cache);
 	struct graph_conf gc = {
 		.self = self ? self : argv0,
 		.split_tool = split,
 		.llvm_bin = llvm_bin,
-		.cache = o->cache,
 		.min_cost = min_cost,
-		.launcher = o->launcher,
-		.split_args = o->split_args,
-		.threshold = o->threshold,
-		.cost_threshold = o->cost_threshold,
 		.history = cache ? inner_cache_history : NULL,
 		.history_ctx = cache,
-		.kmax = o->partitions > 0 ? o->partitions : inner_cores(),
-		.jobs = jobs,
 		.inner = inner,
 		.outer_cwd = cwd,
 	};
+	inner_conf(&gc, &o->in);
 	struct graph g = {0};
 	int status = -1;
 	if (mtpc_mkdir_p(inner) < 0)
@@ -238,9 +186,9 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 	mtpc_cache_close(cache);
 	if (status == 0) {
 		char jobs_s[32];
-		snprintf(jobs_s, sizeof jobs_s, "%d", jobs);
-		char *nargv[] = {(char *)(o->ninja ? o->ninja : "ninja"), "-C", inner, "-j", jobs_s,
-				 o->verbose ? "-v" : o->quiet ? "--quiet" : NULL, NULL};
+		snprintf(jobs_s, sizeof jobs_s, "%d", gc.jobs);
+		char *nargv[] = {(char *)(o->in.ninja ? o->in.ninja : "ninja"), "-C", inner, "-j", jobs_s,
+				 o->in.verbose ? "-v" : o->quiet ? "--quiet" : NULL, NULL};
 		/* Progress lines name the target: the outer build prints them under
 		 * the link edge, between other targets' output. */
 		if (!o->quiet) {
@@ -249,7 +197,11 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 			free(status_fmt);
 		}
 		status = proc_run(nargv, NULL, NULL, NULL);
-		if (status) {
+		char *crashed = xasprintf("%s/" STEPS_THINLINK_CRASHED, inner);
+		if (status && access(crashed, F_OK) == 0) {
+			mtpc_warn("linking %s without MTPC (its thin link crashed the linker)", out);
+			status = -1;
+		} else if (status) {
 			mtpc_error("inner build %s/build.ninja failed", inner);
 		} else {
 			/* The outer Ninja sees the link edge ran: give the output a new
@@ -257,6 +209,7 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 			utimensat(AT_FDCWD, g.output, NULL, 0);
 			inner_summary(stdout, &g, &gc, g.output, mtpc_now() - t0);
 		}
+		free(crashed);
 	} else {
 		mtpc_warn("cannot build %s through MTPC; running the link as is", out);
 	}
@@ -277,7 +230,7 @@ int main(int argc, char **argv)
 	double t0 = mtpc_now();
 	struct opts o;
 	if (parse_opts(&o, argc, argv) < 0) {
-		opts_free(&o);
+		inner_opts_free(&o.in);
 		return 2;
 	}
 	struct linkcmd lc;
@@ -295,9 +248,9 @@ int main(int argc, char **argv)
 	if (status < 0) {
 		/* The original command's own exit status, as if run directly. */
 		status = run_original(&o);
-		opts_free(&o);
+		inner_opts_free(&o.in);
 		return status;
 	}
-	opts_free(&o);
+	inner_opts_free(&o.in);
 	return status ? 1 : 0;
 }

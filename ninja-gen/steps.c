@@ -690,7 +690,24 @@ static int thinlink_step(const struct step *s)
 		free(d);
 	}
 	free(copy);
-	int st = proc_run(s->cmd, s->cwd, NULL, NULL);
+	char *crashed = xasprintf("%s/" STEPS_THINLINK_CRASHED, s->dir);
+	unlink(crashed);
+	struct buf err = {0};
+	int st = proc_run(s->cmd, s->cwd, NULL, &err);
+	/* lld itself may crash on an index-only thin link of inputs its
+	 * in-process ThinLTO links fine (lld 19 and 22: an ifunc whose
+	 * resolver is external and whose address an unused function takes):
+	 * leave a marker, and mtpc-link runs the original link instead. An
+	 * ordinary error (an undefined symbol) is the link's own: shown as is. */
+	if (st && err.s && (strstr(err.s, "due to signal") || strstr(err.s, "PLEASE submit a bug report"))) {
+		mtpc_write_file(crashed, "", 0, 0);
+		size_t l = strcspn(err.s, "\n");
+		mtpc_warn("the thin link crashed (%.*s)", (int)l, err.s);
+	} else if (err.len) {
+		fputs(err.s, stderr);
+	}
+	buf_free(&err);
+	free(crashed);
 	if (st) {
 		free(text);
 		return st;

@@ -3,6 +3,7 @@
  *   --thinlink-step --cwd D --dir INNER -- <driver> @thinlink.rsp
  *       index-only thin link into INNER/stage/, then copies each module's
  *       shard (and .imports file) to INNER/index/ only if changed (restat).
+ *       If the linker crashed: INNER/thinlink.crashed and one warning.
  *   --backend-step --out F [--dwo W] -- <compile command writing F.tmp>
  *       runs a ThinLTO backend; fails on a non-zero exit, on "Error running
  *       ThinLTO backend" in its stderr or on an empty object (clang exits 0
@@ -47,6 +48,9 @@
 /* The split's map of placeholder to real source checksums, in D/parts/
  * (mtpc-split --placeholder-checksums; empty without debug info). */
 #define STEPS_CHECKSUMS "checksums.txt"
+/* Left in the inner dir by a thin-link step whose linker crashed (an lld
+ * bug, not the link's fault): mtpc-link then runs the original command. */
+#define STEPS_THINLINK_CRASHED "thinlink.crashed"
 
 /* Is argv[1] a step mode? */
 int steps_is_step(const char *arg);

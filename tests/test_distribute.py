@@ -228,8 +228,13 @@ def test_help_documents_every_option(dist):
     r = run([dist, "--help"])
     assert r.returncode == 0
     assert r.stdout.startswith("usage: mtpc-distribute"), r.stdout
+    # Its own options (distribute.c's longopts[]) and those it shares with mtpc-link
+    # (INNER_LONGOPTS in inner.h).
     table = SOURCE.read_text().split("longopts[] = {", 1)[1].split("};", 1)[0]
-    names = re.findall(r'\{"([a-z][a-z-]*)",\s*(?:required|no)_argument', table)
+    shared = (SOURCE.parent / "inner.h").read_text().split("#define INNER_LONGOPTS", 1)[1]
+    shared = shared.split("\n\n", 1)[0]
+    assert "INNER_LONGOPTS" in table
+    names = re.findall(r'\{"([a-z][a-z-]*)",\s*(?:required|no)_argument', table + shared)
     assert len(names) >= 15, names
     missing = [n for n in names if not re.search(rf"(^|\s)--{re.escape(n)}\b", r.stdout, re.M)]
     assert not missing, f"--help does not document {missing}:\n{r.stdout}"
