@@ -32,6 +32,9 @@ if [ "$llvm22" != 0 ]; then
   MTPC_LLVM_VERSION=22 MTPC_BUILD_DIR="$top/build-llvm22" \
     MTPC_ASAN_BUILD_DIR="$top/build-llvm22-asan" \
     /usr/bin/python3 -m pytest -q -ra -m "not slow" $LLVM22_TESTS || status=1
+  # SQLite through mtpc-distribute (slow, about 2 min): DTLTO exists only here.
+  MTPC_LLVM_VERSION=22 MTPC_BUILD_DIR="$top/build-llvm22" \
+    /usr/bin/python3 -m pytest -q -ra -m slow tests/test_distribute_equiv.py || status=1
   echo "test.sh: LLVM 22 run: $(( $(date +%s) - start )) s"
 fi
 exit $status

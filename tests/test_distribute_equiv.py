@@ -366,7 +366,8 @@ def sqlite_builds(tmp_path_factory):
 
 
 # The SQLite part takes about 100 s on 2 cores (sqlite3.c compiled once, its backend in each of
-# four links): slow, so the LLVM 22 pass of scripts/test.sh (-m "not slow") leaves it out.
+# four links): slow, so scripts/test.sh runs it in a second step of its LLVM 22 pass
+# (-m slow on this file), after the "not slow" selection.
 @pytest.mark.slow
 def test_sqlite_split_by_default_cost(sqlite_builds):
     _, dt, errs = sqlite_builds
