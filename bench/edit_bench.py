@@ -562,7 +562,7 @@ def feedback(prog, variants, edit, n, tools, work, repeat, log):
 
 # ---------------------------------------------------------------- 4. the real flow
 
-def real_flow(edits, n, work, log):
+def real_flow(edits, n, work, log, build_type="Release"):
     """What a user sees: bench/sqlite configured twice (plain ThinLTO; MTPC with default
     settings except MTPC_MAX_PARTITIONS=n, its own plan cache as a user's default one),
     each fully built, then each edit written into the project's sqlite3.c in turn (each on
@@ -583,7 +583,8 @@ def real_flow(edits, n, work, log):
     builds = {"thin": root / "thin", "mtpc": root / "mtpc"}
     for name, b in builds.items():
         cmd = ["cmake", "-G", "Ninja", "-S", lib.ROOT / "bench" / "sqlite", "-B", b,
-               f"-DCMAKE_C_COMPILER={cc}", f"-DSQLITE_AMALGAMATION_DIR={src}"]
+               f"-DCMAKE_C_COMPILER={cc}", f"-DSQLITE_AMALGAMATION_DIR={src}",
+               f"-DCMAKE_BUILD_TYPE={build_type}"]
         if name == "mtpc":
             cmd += ["-DSQLITE_USE_MTPC=ON", f"-DMTPC_DIR={lib.mtpc_dir()}",
                     f"-DMTPC_MAX_PARTITIONS={n}"]
@@ -674,7 +675,8 @@ def report(res, out=print):
         out(f"  functions placed differently because of the feedback: "
             f"{fb['functions_moved_by_feedback']}")
     for n, rows in res.get("real_flow", {}).items():
-        out(f"\nReal flow, bench/sqlite target sqlite3, MTPC_MAX_PARTITIONS={n}, default "
+        out(f"\nReal flow, bench/sqlite target sqlite3, CMAKE_BUILD_TYPE="
+            f"{res.get('build_type', 'Release')}, MTPC_MAX_PARTITIONS={n}, default "
             "settings otherwise: full build, then each edit (first edit first)")
         out(f"  {'edit':6} {'slots re-run':>13} {'MTPC link':>10} {'ThinLTO link':>13} "
             f"{'ratio':>6}")
@@ -710,6 +712,9 @@ def main(argv=None):
     ap.add_argument("--real-flow", action="store_true",
                     help="measurement 4: the SQLite CMake project (bench/sqlite) as a user "
                     "builds it, full build then the edits (SQLite sources only)")
+    ap.add_argument("--build-type", default="Release",
+                    help="CMAKE_BUILD_TYPE of the real flow's builds (RelWithDebInfo: -g; "
+                         "default Release)")
     ap.add_argument("--only-real-flow", action="store_true",
                     help="measurement 4 alone (skips 1-3)")
     ap.add_argument("--relocation-model", default="pic", choices=("pic", "static"),
@@ -783,8 +788,9 @@ def main(argv=None):
         if args.sources:
             ap.error("--real-flow builds bench/sqlite: SQLite sources only")
         res["real_flow"] = {}
+        res["build_type"] = args.build_type
         for n in ns:
-            res["real_flow"][str(n)] = real_flow(edits, n, work, log)
+            res["real_flow"][str(n)] = real_flow(edits, n, work, log, args.build_type)
     for e in edits:
         e.pop("text", None)
     if args.only_real_flow:
