@@ -468,6 +468,189 @@ static int print_costs(const struct options *o)
 	return status;
 }
 
+/* The text and hash of the options that change a split (the plan cache's
+ * second key); weights only when given, so that plans made without them
+ * keep their key. */
+static char *options_key(const struct options *o, char hash[MTPC_HASH_HEX_LEN + 1])
+{
+	char *text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g "
+			       "critical-copy-budget=%g dup-limit=%ld balance-slack=%g join-limit=%ld "
+			       "join-growth=%g local-dup-limit=%ld local-dup-budget=%g const-dup-limit=%ld",
+			       ALGORITHM, o->partitions, o->min_cost, o->copy_limit, o->copy_budget,
+			       o->crit_copy_budget, o->dup_limit, o->slack, o->join_limit, o->join_growth,
+			       o->local_dup_limit, o->local_dup_budget, o->const_dup_limit);
+	for (int i = 0; i < o->nweights; i++) {
+		char *t = xasprintf("%s%s%g", text, i ? "," : " weights=", o->weights[i]);
+		free(text);
+		text = t;
+	}
+	mtpc_hash_hex(text, strlen(text), hash);
+	return text;
+}
+
+/* Where a split starts from: the plan cache (an exact hit, else the
+ * module's previous plan), else --seed-plan, else OUTDIR/plan.json. Returns
+ * whether *seed was filled; *exact: it is the exact hit. The cache stays
+ * open in *cache (NULL without one) for the store after the split. */
+static int find_seed(const struct options *o, const char *input_hash, const char *options_hash,
+		     const char *cache_path, mtpc_cache **cache, struct plan_seed *seed, int *exact)
+{
+	const char *module_path = o->module_path ? o->module_path : o->input;
+	int have_seed = 0;
+	*exact = 0;
+	*cache = cache_path ? mtpc_cache_open(cache_path, 0) : NULL; /* NULL: one warning, uncached */
+	if (*cache && !o->seed_plan) {
+		char *text = mtpc_cache_lookup(*cache, input_hash, options_hash), *err = NULL;
+		*exact = text != NULL;
+		if (!text)
+			text = mtpc_cache_lookup_previous(*cache, module_path, options_hash);
+		if (text && plan_seed_parse(text, seed, &err) == 0)
+			have_seed = 1;
+		else if (text)
+			mtpc_warn("%s: ignoring a corrupt cached plan for %s: %s", cache_path, module_path, err);
+		*exact = *exact && have_seed;
+		free(err);
+		free(text);
+	}
+	if (have_seed)
+		return 1;
+	if (o->seed_plan)
+		return load_seed(o->seed_plan, options_hash, seed, 1);
+	if (o->use_seed) {
+		char *pp = path_in(o->outdir, "plan.json");
+		have_seed = load_seed(pp, options_hash, seed, 0);
+		free(pp);
+	}
+	return have_seed;
+}
+
+/* Analyze the module and partition it, from the seed when there is one. An
+ * exact cache hit that does not fit the module is never trusted: split
+ * afresh. Returns whether the plan is the exact hit. */
+static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed *seed, int exact,
+		     const char *cache_path, struct module_info *mi, struct split_plan *plan)
+{
+	if (seed)
+		plan_seed_weigh(seed, o->weights, o->nweights);
+	struct analyze_opts aopt = {o->dup_limit, o->join_limit, o->local_dup_limit, o->join_growth,
+				    o->const_dup_limit};
+	analyze_module(m, &aopt, mi);
+	struct partition_opts popt = {
+		.max_partitions = o->partitions, .min_cost = o->min_cost, .copy_limit = o->copy_limit,
+		.copy_budget = o->copy_budget, .critical_copy_budget = o->crit_copy_budget,
+		.balance_slack = o->slack, .local_dup_budget = o->local_dup_budget,
+		.seed = seed ? plan_seed_lookup : NULL, .seed_ctx = seed,
+		.seed_copy = seed ? plan_seed_had_copy : NULL,
+		.scale = seed && seed->rebalance ? plan_seed_scale : NULL, .scale_ctx = seed,
+		.weights = o->weights, .nweights = o->nweights};
+	/* Without a real measured imbalance, every seeded unit keeps its partition. */
+	popt.seed_keep = seed && !seed->rebalance;
+	popt.seed_exact = exact;
+	partition_module(mi, &popt, plan);
+	if (exact && plan->nunseeded) {
+		mtpc_warn("%s: cached plan for %s does not match the module; splitting afresh", cache_path,
+			  o->module_path ? o->module_path : o->input);
+		split_plan_free(plan);
+		popt.seed = NULL;
+		popt.seed_copy = NULL;
+		popt.scale = NULL;
+		popt.seed_exact = 0;
+		partition_module(mi, &popt, plan);
+		exact = 0;
+	}
+	return exact;
+}
+
+/* The partitions' bitcode; one partition is the module itself, byte for byte. */
+static struct emitted *emit(const struct options *o, const char *bc, size_t len,
+			    const struct module_info *mi, const struct split_plan *plan)
+{
+	struct emitted *parts = xcalloc(plan->n, sizeof *parts);
+	if (plan->n == 1) {
+		parts[0].data = xmalloc(len);
+		memcpy(parts[0].data, bc, len);
+		parts[0].len = len;
+		return parts;
+	}
+	char *err = NULL;
+	if (emit_partitions(bc, len, mi, plan, o->jobs, o->verify, o->placeholders, parts, &err) < 0)
+		mtpc_fatal("%s: %s", o->input, err);
+	return parts;
+}
+
+/* Write every output (see usage): plan.json last, and removed first while
+ * the set changes, so that a complete plan.json always describes the files
+ * beside it; partitions of an earlier, larger split are removed. Frees the
+ * partitions' data. */
+static void write_outputs(const struct options *o, const struct module_info *mi,
+			  const struct split_plan *plan, struct emitted *parts, const char *json)
+{
+	char *plan_path = path_in(o->outdir, "plan.json"), *old;
+	size_t oldlen;
+	int plan_same = 0;
+	if (mtpc_read_file(plan_path, &old, &oldlen) == 0) {
+		plan_same = oldlen == strlen(json) && memcmp(old, json, oldlen) == 0;
+		free(old);
+	}
+	if (!plan_same)
+		unlink(plan_path);
+	for (int p = 0; p < plan->n; p++) {
+		char *path = xasprintf("%s/p%d.bc", o->outdir, p);
+		write_or_die(path, parts[p].data, parts[p].len);
+		free(path);
+		free(parts[p].data);
+		parts[p].data = NULL;
+	}
+	char *loc = plan_localize_list(mi, plan), *ren = plan_rename_list(mi, plan);
+	char *loc_path = path_in(o->outdir, "localize.txt"), *ren_path = path_in(o->outdir, "rename.txt");
+	write_or_die(loc_path, loc, strlen(loc));
+	write_or_die(ren_path, ren, strlen(ren));
+	if (o->placeholders)
+		write_checksums(o->outdir, parts, plan->n);
+	write_or_die(plan_path, json, strlen(json));
+	for (int p = plan->n;; p++) {
+		char *path = xasprintf("%s/p%d.bc", o->outdir, p);
+		int gone = unlink(path) < 0 && errno == ENOENT;
+		free(path);
+		if (gone)
+			break;
+	}
+	free(loc);
+	free(ren);
+	free(loc_path);
+	free(ren_path);
+	free(plan_path);
+}
+
+/* Phase start times of one split, for --stats. */
+struct phases {
+	double start, load, plan, emit, write;
+};
+
+/* --stats: the one-line summary on stderr. */
+static void print_stats(const struct options *o, const struct module_info *mi,
+			const struct split_plan *plan, int exact, const struct phases *t)
+{
+	long maxc = 0, sum = 0;
+	for (int p = 0; p < plan->n; p++) {
+		sum += plan->cost[p] + plan->copy_cost[p];
+		if (plan->cost[p] + plan->copy_cost[p] > maxc)
+			maxc = plan->cost[p] + plan->copy_cost[p];
+	}
+	double now = mtpc_now();
+	fprintf(stderr,
+		"mtpc-split: %s: %d partitions, %d functions (%d dead), %d units, largest unit %.1f%%, "
+		"%d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s "
+		"(load%s %.2f, hash + cache %.2f, plan %.2f, emit %.2f, write %.2f)\n",
+		o->input, plan->n, mi->nfuncs_defined, mi->ndead, mi->nunits,
+		mi->total_cost ? 100.0 * plan->largest_unit / mi->total_cost : 0.0, plan->npromoted,
+		plan->nshared_dups, plan->ncopies,
+		mi->total_cost ? 100.0 * (sum - mi->total_cost) / mi->total_cost : 0.0,
+		sum ? (double)maxc * plan->n / sum : 0.0, plan->nseeded, exact ? " (cache hit)" : "",
+		now - t->start, o->index ? " + import" : "", t->load - t->start, t->plan - t->load,
+		t->emit - t->plan, t->write - t->emit, now - t->write);
+}
+
 int main(int argc, char **argv)
 {
 	mtpc_set_progname(argv[0]);
@@ -475,8 +658,7 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	if (o.print_cost)
 		return print_costs(&o);
-	double t0 = mtpc_now();
-
+	struct phases t = {.start = mtpc_now()};
 	if (mtpc_mkdir_p(o.outdir) < 0)
 		mtpc_fatal("%s: cannot create output directory: %s", o.outdir, strerror(errno));
 	if (access(o.outdir, W_OK) < 0)
@@ -487,176 +669,46 @@ int main(int argc, char **argv)
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMContextSetDiagnosticHandler(ctx, emit_capture_error, &diag);
 	LLVMModuleRef m = load_input(&o, ctx, &diag, &bc, &len);
-	double t_load = mtpc_now();
-
+	t.load = mtpc_now();
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
-	char *options_text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g critical-copy-budget=%g "
-				       "dup-limit=%ld balance-slack=%g join-limit=%ld join-growth=%g local-dup-limit=%ld local-dup-budget=%g const-dup-limit=%ld",
-				       ALGORITHM, o.partitions, o.min_cost, o.copy_limit, o.copy_budget, o.crit_copy_budget, o.dup_limit, o.slack, o.join_limit, o.join_growth, o.local_dup_limit,
-				       o.local_dup_budget, o.const_dup_limit);
-	/* Only when given, so that plans made without weights keep their key. */
-	for (int i = 0; i < o.nweights; i++) {
-		char *t = xasprintf("%s%s%g", options_text, i ? "," : " weights=", o.weights[i]);
-		free(options_text);
-		options_text = t;
-	}
-	mtpc_hash_hex(options_text, strlen(options_text), options_hash);
+	char *options_text = options_key(&o, options_hash);
 
 	if (outputs_current(o.outdir, input_hash, options_hash, o.placeholders)) {
 		if (o.stats)
 			fprintf(stderr, "mtpc-split: %s: outputs up to date\n", o.input);
-		goto out;
-	}
-
-	struct plan_seed seed;
-	int have_seed = 0, exact = 0;
-	mtpc_cache *cache = NULL;
-	/* The one rule the build and mtpc-cache share (mtpc_cache_resolve_path). */
-	char *cache_path = o.no_cache ? NULL : mtpc_cache_resolve_path(o.cache, NULL);
-	const char *module_path = o.module_path ? o.module_path : o.input;
-	if (cache_path)
-		cache = mtpc_cache_open(cache_path, 0); /* NULL after one warning: go on uncached */
-	if (cache && !o.seed_plan) {
-		char *text = mtpc_cache_lookup(cache, input_hash, options_hash);
-		exact = text != NULL;
-		if (!text)
-			text = mtpc_cache_lookup_previous(cache, module_path, options_hash);
-		char *err = NULL;
-		if (text && plan_seed_parse(text, &seed, &err) == 0)
-			have_seed = 1;
-		else if (text)
-			mtpc_warn("%s: ignoring a corrupt cached plan for %s: %s", cache_path, module_path, err);
-		exact = exact && have_seed;
-		free(err);
-		free(text);
-	}
-	if (have_seed) {
-		/* from the cache */
-	} else if (o.seed_plan) {
-		have_seed = load_seed(o.seed_plan, options_hash, &seed, 1);
-	} else if (o.use_seed) {
-		char *pp = path_in(o.outdir, "plan.json");
-		have_seed = load_seed(pp, options_hash, &seed, 0);
-		free(pp);
-	}
-
-	if (have_seed)
-		plan_seed_weigh(&seed, o.weights, o.nweights);
-	struct module_info mi;
-	struct analyze_opts aopt = {o.dup_limit, o.join_limit, o.local_dup_limit, o.join_growth, o.const_dup_limit};
-	double t_plan = mtpc_now();
-	analyze_module(m, &aopt, &mi);
-	struct partition_opts popt = {
-		.max_partitions = o.partitions, .min_cost = o.min_cost, .copy_limit = o.copy_limit,
-		.copy_budget = o.copy_budget, .critical_copy_budget = o.crit_copy_budget, .balance_slack = o.slack, .local_dup_budget = o.local_dup_budget,
-		.seed = have_seed ? plan_seed_lookup : NULL, .seed_ctx = have_seed ? &seed : NULL,
-		.seed_copy = have_seed ? plan_seed_had_copy : NULL,
-		.scale = have_seed && seed.rebalance ? plan_seed_scale : NULL, .scale_ctx = have_seed ? &seed : NULL,
-		.weights = o.weights, .nweights = o.nweights};
-	/* Without a real measured imbalance, every seeded unit keeps its partition. */
-	popt.seed_keep = have_seed && !seed.rebalance;
-	popt.seed_exact = exact;
-	struct split_plan plan;
-	partition_module(&mi, &popt, &plan);
-	if (exact && plan.nunseeded) {
-		/* The stored plan does not fit this module: never trust it. */
-		mtpc_warn("%s: cached plan for %s does not match the module; splitting afresh", cache_path,
-			  module_path);
-		split_plan_free(&plan);
-		exact = 0;
-		popt.seed = NULL;
-		popt.seed_copy = NULL;
-		popt.scale = NULL;
-		popt.seed_exact = 0;
-		partition_module(&mi, &popt, &plan);
-	}
-
-	double t_emit = mtpc_now();
-	struct emitted *parts = xcalloc(plan.n, sizeof *parts);
-	if (plan.n == 1) {
-		/* One partition is the module itself, byte for byte. */
-		parts[0].data = xmalloc(len);
-		memcpy(parts[0].data, bc, len);
-		parts[0].len = len;
 	} else {
-		char *err = NULL;
-		if (emit_partitions(bc, len, &mi, &plan, o.jobs, o.verify, o.placeholders, parts, &err) < 0)
-			mtpc_fatal("%s: %s", o.input, err);
-	}
-
-	double t_write = mtpc_now();
-	struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t0};
-	char *json = plan_to_json(&mi, &plan, &meta);
-	char *loc = plan_localize_list(&mi, &plan);
-	char *ren = plan_rename_list(&mi, &plan);
-	/* plan.json marks a complete set: drop it while the set changes. */
-	char *plan_path = path_in(o.outdir, "plan.json");
-	char *old;
-	size_t oldlen;
-	int plan_same = 0;
-	if (mtpc_read_file(plan_path, &old, &oldlen) == 0) {
-		plan_same = oldlen == strlen(json) && memcmp(old, json, oldlen) == 0;
-		free(old);
-	}
-	if (!plan_same)
-		unlink(plan_path);
-	for (int p = 0; p < plan.n; p++) {
-		char *path = xasprintf("%s/p%d.bc", o.outdir, p);
-		write_or_die(path, parts[p].data, parts[p].len);
-		free(path);
-		free(parts[p].data);
-	}
-	char *loc_path = path_in(o.outdir, "localize.txt");
-	write_or_die(loc_path, loc, strlen(loc));
-	char *ren_path = path_in(o.outdir, "rename.txt");
-	write_or_die(ren_path, ren, strlen(ren));
-	if (o.placeholders)
-		write_checksums(o.outdir, parts, plan.n);
-	write_or_die(plan_path, json, strlen(json));
-	/* Partitions of an earlier, larger split are stale now. */
-	for (int p = plan.n;; p++) {
-		char *path = xasprintf("%s/p%d.bc", o.outdir, p);
-		int gone = unlink(path) < 0 && errno == ENOENT;
-		free(path);
-		if (gone)
-			break;
-	}
-	if (cache) {
-		mtpc_cache_store(cache, module_path, input_hash, options_hash, json, mtpc_now() - t0, exact);
-		mtpc_cache_close(cache);
-	}
-	if (o.stats) {
-		long maxc = 0, sum = 0;
-		for (int p = 0; p < plan.n; p++) {
-			sum += plan.cost[p] + plan.copy_cost[p];
-			if (plan.cost[p] + plan.copy_cost[p] > maxc)
-				maxc = plan.cost[p] + plan.copy_cost[p];
+		/* The one rule the build and mtpc-cache share (mtpc_cache_resolve_path). */
+		char *cache_path = o.no_cache ? NULL : mtpc_cache_resolve_path(o.cache, NULL);
+		mtpc_cache *cache;
+		struct plan_seed seed;
+		int exact;
+		int have_seed = find_seed(&o, input_hash, options_hash, cache_path, &cache, &seed, &exact);
+		t.plan = mtpc_now();
+		struct module_info mi;
+		struct split_plan plan;
+		exact = make_plan(&o, m, have_seed ? &seed : NULL, exact, cache_path, &mi, &plan);
+		t.emit = mtpc_now();
+		struct emitted *parts = emit(&o, bc, len, &mi, &plan);
+		t.write = mtpc_now();
+		struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t.start};
+		char *json = plan_to_json(&mi, &plan, &meta);
+		write_outputs(&o, &mi, &plan, parts, json);
+		if (cache) {
+			mtpc_cache_store(cache, o.module_path ? o.module_path : o.input, input_hash,
+					 options_hash, json, mtpc_now() - t.start, exact);
+			mtpc_cache_close(cache);
 		}
-		fprintf(stderr,
-			"mtpc-split: %s: %d partitions, %d functions (%d dead), %d units, largest unit %.1f%%, "
-			"%d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s "
-			"(load%s %.2f, hash + cache %.2f, plan %.2f, emit %.2f, write %.2f)\n",
-			o.input, plan.n, mi.nfuncs_defined, mi.ndead, mi.nunits,
-			mi.total_cost ? 100.0 * plan.largest_unit / mi.total_cost : 0.0, plan.npromoted, plan.nshared_dups, plan.ncopies,
-			mi.total_cost ? 100.0 * (sum - mi.total_cost) / mi.total_cost : 0.0,
-			sum ? (double)maxc * plan.n / sum : 0.0, plan.nseeded, exact ? " (cache hit)" : "", mtpc_now() - t0,
-			o.index ? " + import" : "", t_load - t0, t_plan - t_load, t_emit - t_plan, t_write - t_emit,
-			mtpc_now() - t_write);
+		if (o.stats)
+			print_stats(&o, &mi, &plan, exact, &t);
+		free(parts);
+		free(json);
+		split_plan_free(&plan);
+		module_info_free(&mi);
+		if (have_seed)
+			plan_seed_free(&seed);
+		free(cache_path);
 	}
-	free(parts);
-	free(json);
-	free(loc);
-	free(loc_path);
-	free(ren);
-	free(ren_path);
-	free(plan_path);
-	split_plan_free(&plan);
-	module_info_free(&mi);
-	if (have_seed)
-		plan_seed_free(&seed);
-	free(cache_path);
-out:
 	free(options_text);
 	free(o.weights);
 	free(bc);
