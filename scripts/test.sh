@@ -1,7 +1,7 @@
 #!/bin/sh
 # The whole test suite, from a fresh Debian 12 machine: installs the system
 # packages, builds MTPC against LLVM 19 (normal and ASan+UBSan builds) and LLVM 22
-# (build-llvm22), runs the whole pytest suite against LLVM 19, then the tests that
+# (build-llvm22, build-llvm22-asan), runs the whole pytest suite against LLVM 19, then the tests that
 # exercise LLVM (LLVM22_TESTS: splitter, hazard matrix, build integration, DTLTO, csmith;
 # not the slow ones) against LLVM 22. Fails if either run fails.
 # Usage: scripts/test.sh [pytest arguments...]   (they apply to the LLVM 19 run;
@@ -21,6 +21,8 @@ bench/get-cxx.sh >/dev/null || echo "test.sh: warning: could not fetch the C++ w
 MTPC_LLVM_VERSION=19 scripts/build.sh build
 MTPC_LLVM_VERSION=19 MTPC_SANITIZE=ON scripts/build.sh build-asan
 [ "$llvm22" = 0 ] || MTPC_LLVM_VERSION=22 MTPC_SANITIZE=OFF scripts/build.sh build-llvm22
+# mtpc-distribute exists only here: its sanitized tests need an ASan+UBSan build of LLVM 22 too.
+[ "$llvm22" = 0 ] || MTPC_LLVM_VERSION=22 MTPC_SANITIZE=ON scripts/build.sh build-llvm22-asan
 
 status=0
 MTPC_LLVM_VERSION=19 MTPC_BUILD_DIR="$top/build" MTPC_ASAN_BUILD_DIR="$top/build-asan" \

@@ -714,3 +714,23 @@ def test_remote_compiler_and_its_prepend_args(dist, cprog, tmp_path):
     lines = log.read_text().splitlines()
     assert len(lines) >= 4 and set(lines) == {clang()}, lines  # 3 slots + main's backend
     assert output(tmp_path / "app") == output(ref)
+
+
+@pytest.mark.parametrize("case", ["split link", "bad json"])
+def test_sanitized_distribute(asan_build_dir, cprog, tmp_path, case):
+    """mtpc-distribute built with AddressSanitizer and UndefinedBehaviorSanitizer (leaks
+    included): a split link and an error path run clean (a report makes the tool exit
+    non-zero, which fails the link or changes the exit status)."""
+    san = tool("mtpc-distribute", asan_build_dir)
+    envkw = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0:exitcode=99",
+             "UBSAN_OPTIONS": "halt_on_error=1:exitcode=98"}
+    if case == "bad json":
+        bad = tmp_path / "bad.json"
+        write(bad, '{"common": {"args": ["clang"]}, "jobs": [{"args": 1}]}\n')
+        r = run([san, bad], check=False, env=env(**envkw))
+        assert r.returncode == 1 and "jobs[0].args" in r.stderr, r.stderr
+        return
+    d, (big, main), ref = cprog
+    r = link(san, [main, big], tmp_path / "app", **envkw)
+    assert partitions(summary(r.stderr), "big.o") == 3
+    assert output(tmp_path / "app") == output(ref)
