@@ -260,3 +260,18 @@ const char *mtpc_base_name(const char *path)
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
 }
+
+int mtpc_copy_file(const char *from, const char *to, int flags)
+{
+	char *data;
+	size_t len;
+	if (mtpc_read_file(from, &data, &len) < 0) {
+		mtpc_error("cannot read %s: %s", from, strerror(errno));
+		return -1;
+	}
+	int r = mtpc_write_file(to, data, len, flags);
+	if (r < 0)
+		mtpc_error("cannot write %s: %s", to, strerror(errno));
+	free(data);
+	return r < 0 ? -1 : 0;
+}

@@ -42,6 +42,11 @@ enum {
  * old file, if any, is then untouched and no temp file is left behind). */
 int mtpc_write_file(const char *path, const void *data, size_t len, int flags);
 
+/* Copy from to to with mtpc_write_file(flags): atomic, and with
+ * MTPC_WRITE_IF_CHANGED left alone when identical. Returns 0, or -1 after
+ * one error message naming the file that could not be read or written. */
+int mtpc_copy_file(const char *from, const char *to, int flags);
+
 /* mkdir -p. Returns 0 or -1 with errno set. */
 int mtpc_mkdir_p(const char *path);
 

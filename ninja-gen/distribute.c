@@ -358,22 +358,6 @@ static void dist_codegen(const struct jobs *js, struct graph_codegen *cg)
 	}
 }
 
-/* Copy the job's shard into the inner dir (only if changed: restat). */
-static int copy_shard(const char *from, const char *to)
-{
-	char *data;
-	size_t len;
-	if (mtpc_read_file(from, &data, &len) < 0) {
-		mtpc_error("cannot read %s: %s", from, strerror(errno));
-		return -1;
-	}
-	int r = mtpc_write_file(to, data, len, MTPC_WRITE_IF_CHANGED);
-	if (r < 0)
-		mtpc_error("cannot write %s: %s", to, strerror(errno));
-	free(data);
-	return r < 0 ? -1 : 0;
-}
-
 /* A job that is not a plain module: one edge running common.args +
  * job.args as they are (the launcher before them). */
 static int emit_raw_job(struct buf *nj, const struct graph_conf *gc, const struct jobs *js,
@@ -418,7 +402,8 @@ static int dist_graph(const struct graph_conf *gc, struct jobs *js, struct graph
 			mtpc_error("%s is the module of two jobs", j->inputs.v[0]);
 			r = -1;
 		} else {
-			r = copy_shard(j->inputs.v[1], shard);
+			/* Only if changed: restat stops at an unchanged shard. */
+			r = mtpc_copy_file(j->inputs.v[1], shard, MTPC_WRITE_IF_CHANGED);
 		}
 		free(id);
 		free(key);
@@ -468,19 +453,7 @@ static int deliver(const char *from, const char *to)
 		r = -1;
 	}
 	free(tmp);
-	if (r == 0)
-		return 0;
-	char *data;
-	size_t len;
-	if (mtpc_read_file(from, &data, &len) < 0) {
-		mtpc_error("cannot read %s: %s", from, strerror(errno));
-		return -1;
-	}
-	r = mtpc_write_file(to, data, len, 0);
-	if (r < 0)
-		mtpc_error("cannot write %s: %s", to, strerror(errno));
-	free(data);
-	return r < 0 ? -1 : 0;
+	return r == 0 ? 0 : mtpc_copy_file(from, to, 0);
 }
 
 /* After a failed inner build (run with -k 0: everything else was built):

@@ -94,18 +94,9 @@ static long long file_size(const char *p)
  * rebuild there). Returns 0 or -1 after an error message. */
 static int move_if_changed(const char *tmp, const char *path)
 {
-	char *data;
-	size_t len;
-	if (mtpc_read_file(tmp, &data, &len) < 0) {
-		mtpc_error("cannot read %s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	int r = mtpc_write_file(path, data, len, MTPC_WRITE_IF_CHANGED);
-	if (r < 0)
-		mtpc_error("cannot write %s: %s", path, strerror(errno));
-	free(data);
+	int r = mtpc_copy_file(tmp, path, MTPC_WRITE_IF_CHANGED);
 	unlink(tmp);
-	return r < 0 ? -1 : 0;
+	return r;
 }
 
 /* Move the .dwo a -gsplit-dwarf compile wrote to dwo.tmp in, only if
@@ -436,15 +427,8 @@ static int split_step(const struct step *s)
 /* The module's unsplit backend object as the merged object. */
 static int take_backend(const struct step *s)
 {
-	char *bk = xasprintf("%s/backend.o", s->dir), *data;
-	size_t len;
-	int r = 1;
-	if (mtpc_read_file(bk, &data, &len) < 0) {
-		mtpc_error("cannot read %s: %s", bk, strerror(errno));
-	} else {
-		r = mtpc_write_file(s->out, data, len, MTPC_WRITE_IF_CHANGED) < 0;
-		free(data);
-	}
+	char *bk = xasprintf("%s/backend.o", s->dir);
+	int r = mtpc_copy_file(bk, s->out, MTPC_WRITE_IF_CHANGED) < 0;
 	free(bk);
 	return r;
 }

@@ -171,19 +171,22 @@ SELECT nosuchfunc(1);
 """
 
 
+def shell_session(shell, db):
+    """SESSION through the sqlite3 shell into a new database db, then the file it wrote
+    checked (integrity, content): [(status, stdout, stderr) of each], db's name masked."""
+    r = subprocess.run([shell, "-batch", db], input=SESSION, capture_output=True, text=True,
+                       timeout=120)
+    chk = subprocess.run([shell, db, "PRAGMA integrity_check; SELECT count(*), sum(salary), "
+                          "group_concat(name) FROM emp;"], capture_output=True, text=True,
+                         timeout=60)
+    return [(r.returncode, r.stdout, r.stderr.replace(str(db), "DB")),
+            (chk.returncode, chk.stdout, chk.stderr)]
+
+
 def test_shell_session_same_output(builds, tmp_path):
     thin, mt, _ = builds
-    outs = []
-    for b in (thin, mt):
-        db = tmp_path / f"{b.name}.db"
-        r = subprocess.run([b / "sqlite3", "-batch", db], input=SESSION, capture_output=True,
-                           text=True, timeout=120)
-        outs.append((r.returncode, r.stdout, r.stderr.replace(str(db), "DB")))
-        # The database file written by each shell: integrity and the same content.
-        chk = subprocess.run([b / "sqlite3", db, "PRAGMA integrity_check; SELECT count(*), "
-                              "sum(salary), group_concat(name) FROM emp;"],
-                             capture_output=True, text=True, timeout=60)
-        outs.append((chk.returncode, chk.stdout, chk.stderr))
+    outs = shell_session(thin / "sqlite3", tmp_path / "thin.db") + \
+        shell_session(mt / "sqlite3", tmp_path / "mtpc.db")
     assert outs[2] == outs[0] and outs[3] == outs[1]
     rc, out, err = outs[0]
     # The session really ran the interesting parts (not an early error in both).
