@@ -80,10 +80,24 @@ Cache variables
   Choose by size instead: bitcode bytes above which a module is split (0
   splits every module). Empty (the default): by cost.
 ``MTPC_MAX_PARTITIONS``
-  Maximum partitions (Ninja slots) per split module (default: number of
-  logical cores; 1 disables splitting).
+  Maximum partitions (Ninja slots) per split module (default empty: the
+  number of logical cores, or 16 with ``MTPC_EXECUTOR=slurm``; 1 disables
+  splitting).
 ``MTPC_JOBS``
-  Parallelism of each link's inner build (default 0: number of cores).
+  Parallelism of each link's inner build (default 0: number of cores). With
+  ``MTPC_EXECUTOR=slurm``: the CPUs each link asks Slurm for (0: 16, or
+  fewer if fewer are idle); the inner build then runs as many compiles as
+  the allocation has CPUs.
+``MTPC_EXECUTOR``
+  Where backends and partitions compile: ``local`` (the default) or
+  ``slurm``: each link takes one Slurm allocation and runs every backend and
+  partition compile as a job step of it (``srun``), with retries on node
+  failures and a local build when no allocation comes. The build tree, MTPC
+  and the compiler must be at the same paths on every node (a shared
+  filesystem). See docs/distributed.md.
+``MTPC_SLURM_ARGS``
+  More ``salloc`` options for ``MTPC_EXECUTOR=slurm`` (a ;-list, e.g.
+  ``--partition=build;--time=30``; ``-N``/``-n`` size the allocation).
 ``MTPC_CACHE``
   Path of the SQLite plan cache (default empty: ``$MTPC_CACHE`` from the
   environment, else ``$XDG_CACHE_HOME/mtpc/plans.sqlite``, else
@@ -114,20 +128,20 @@ set(_MTPC_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 # package config, or by this file of an installed MTPC; else asked from mtpc-split.
 include("${_MTPC_MODULE_DIR}/MTPCLLVMVersion.cmake" OPTIONAL)
 
-cmake_host_system_information(RESULT _mtpc_cores QUERY NUMBER_OF_LOGICAL_CORES)
-if(NOT _mtpc_cores OR _mtpc_cores LESS 1)
-  set(_mtpc_cores 1)
-endif()
 set(MTPC_SPLIT_COST "" CACHE STRING
   "MTPC: split modules whose estimated backend cost is at least this many instructions (empty: 50000)")
 set(MTPC_SPLIT_THRESHOLD "" CACHE STRING
   "MTPC: choose by size instead: bitcode bytes above which a module is split (0: every module; empty: by cost)")
-set(MTPC_MAX_PARTITIONS ${_mtpc_cores} CACHE STRING
-  "MTPC: maximum partitions per split module (default: number of cores)")
+set(MTPC_MAX_PARTITIONS "" CACHE STRING
+  "MTPC: maximum partitions per split module (empty: number of cores, 16 with MTPC_EXECUTOR=slurm)")
 set(MTPC_JOBS 0 CACHE STRING "MTPC: parallelism of the inner build of a link (0: number of cores)")
 set(MTPC_CACHE "" CACHE FILEPATH "MTPC: plan cache database (empty: $MTPC_CACHE or ~/.cache/mtpc)")
 set(MTPC_LAUNCHER "" CACHE STRING "MTPC: command prefix for backend and partition compiles")
 set(MTPC_SPLIT_ARGS "" CACHE STRING "MTPC: more mtpc-split options (;-list)")
+set(MTPC_EXECUTOR "local" CACHE STRING
+  "MTPC: where backends and partitions compile: local or slurm (one allocation per link)")
+set_property(CACHE MTPC_EXECUTOR PROPERTY STRINGS local slurm)
+set(MTPC_SLURM_ARGS "" CACHE STRING "MTPC: more salloc options (;-list) for MTPC_EXECUTOR=slurm")
 set(MTPC_MODE "auto" CACHE STRING
   "MTPC: auto, launcher (mtpc-link; Ninja generators) or dtlto (mtpc-distribute; Clang >= 21)")
 set_property(CACHE MTPC_MODE PROPERTY STRINGS auto launcher dtlto)
@@ -382,7 +396,18 @@ function(mtpc_enable target)
     set(cost ${_MTPC_COST})
   endif()
   # The options mtpc-link and mtpc-distribute share, as "--name=value" words.
-  set(opts --partitions=${parts} --jobs=${MTPC_JOBS} "--llvm-bin=${_MTPC_LLVM_BIN}")
+  set(opts --jobs=${MTPC_JOBS} "--llvm-bin=${_MTPC_LLVM_BIN}")
+  if(NOT parts STREQUAL "")
+    list(APPEND opts --partitions=${parts})
+  endif()
+  if(MTPC_EXECUTOR STREQUAL "slurm")
+    list(APPEND opts --executor=slurm)
+    foreach(word IN LISTS MTPC_SLURM_ARGS)
+      list(APPEND opts "--slurm-arg=${word}")
+    endforeach()
+  elseif(NOT MTPC_EXECUTOR STREQUAL "local")
+    message(FATAL_ERROR "MTPC_EXECUTOR is \"${MTPC_EXECUTOR}\"; expected local or slurm")
+  endif()
   if(NOT threshold STREQUAL "")
     list(APPEND opts --threshold=${threshold})
   endif()

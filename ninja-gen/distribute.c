@@ -24,6 +24,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,9 +53,11 @@ static const char usage[] =
 	"                      bitcode bytes than this, 0 splits every module\n"
 	"                      (MTPC_SPLIT_THRESHOLD)\n"
 	"  --partitions N      at most N partitions per split module, 1 disables\n"
-	"                      splitting (MTPC_MAX_PARTITIONS; default: cores)\n"
+	"                      splitting (MTPC_MAX_PARTITIONS; default: cores,\n"
+	"                      16 with --executor slurm)\n"
 	"  --jobs N            parallelism of the inner build (MTPC_JOBS;\n"
-	"                      default/0: cores)\n"
+	"                      default/0: cores; with --executor slurm: the CPUs\n"
+	"                      to ask for, default 16 or the idle ones)\n"
 	"  --cache PATH        plan cache (MTPC_CACHE; default\n"
 	"                      $XDG_CACHE_HOME/mtpc/plans.sqlite, else\n"
 	"                      ~/.cache/mtpc/plans.sqlite)\n"
@@ -68,6 +71,9 @@ static const char usage[] =
 	"                      compiler's directory, after symlinks)\n"
 	"  --ninja PATH        ninja to run (default: ninja on PATH)\n"
 	"  --dir DIR           inner build directory (default: <output>.mtpc)\n"
+	INNER_EXECUTOR_HELP
+	"                      (MTPC_EXECUTOR, MTPC_SLURM_ARGS, MTPC_SLURM_TRIES,\n"
+	"                      MTPC_SLURM_WAIT)\n"
 	"  --progress          show the inner build's [i/n] progress lines\n"
 	"  --verbose           show the inner build's commands\n"
 	"  --help              this text\n"
@@ -152,7 +158,15 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	in->cache = cache && *cache ? cache : NULL;
 	env_words(&in->launcher, "MTPC_LAUNCHER");
 	env_words(&in->split_args, "MTPC_SPLIT_ARGS");
-	in->launcher_from_env = in->split_args_from_env = 1;
+	env_words(&in->slurm.args, "MTPC_SLURM_ARGS");
+	in->launcher_from_env = in->split_args_from_env = in->slurm_args_from_env = 1;
+	const char *executor = getenv("MTPC_EXECUTOR");
+	long long tries = in->slurm.tries, wait = in->slurm.wait;
+	if ((executor && *executor && slurm_parse_executor(executor, &in->slurm.on) < 0) ||
+	    env_ll("MTPC_SLURM_TRIES", 1, 100, &tries) || env_ll("MTPC_SLURM_WAIT", 1, 86400, &wait))
+		return -1;
+	in->slurm.tries = (int)tries;
+	in->slurm.wait = (int)wait;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -536,8 +550,10 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 			     const struct graph *g, const char *ninja)
 {
 	char *manifest = xasprintf("%s/build.ninja", gc->inner);
+	struct slurm sl;
+	slurm_begin(&sl, &o->in.slurm, gc->jobs, gc->inner);
 	char jobs_s[32];
-	snprintf(jobs_s, sizeof jobs_s, "%d", gc->jobs);
+	snprintf(jobs_s, sizeof jobs_s, "%d", inner_run_jobs(&o->in, &sl));
 	/* -k 0: every module that can be built is, so that afterwards the
 	 * modules left to build are exactly those that failed (name_failures). */
 	char *argv[] = {(char *)ninja, "-f", manifest, "-j", jobs_s, "-k", "0",
@@ -554,6 +570,9 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 	struct buf out = {0};
 	struct proc_io io = {.out = o->progress || o->in.verbose ? NULL : &out};
 	int status = proc_spawn(argv, &io);
+	int sig = slurm_end(&sl);
+	if (sig)
+		raise(sig); /* Ctrl-C: the allocation is gone, now stop as asked */
 	if (out.len) {
 		const char *idle = "ninja: no work to do.\n";
 		if (strcmp(out.s, idle) != 0)

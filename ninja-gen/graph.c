@@ -385,14 +385,23 @@ void graph_rules(struct buf *nj, const char *tool)
 		       "ninja_required_version = 1.10\n\n", tool, tool);
 	/* Every step writes its outputs only if changed (restat), except the
 	 * final link, whose output Ninja must see change. "job": a DTLTO job
-	 * run as lld wrote it. */
-	static const char *const rules[][2] = {
-		{"thinlink", "1"}, {"backend", "1"}, {"split", "1"}, {"slot", "1"},
-		{"merge", "1"},    {"link", "0"},    {"dwp", "1"},   {"job", "0"},
+	 * run as lld wrote it. The steps that read or write whole modules run
+	 * here even when the compiles run on a cluster (slurm.h), and -j then
+	 * counts the cluster's CPUs: the pool "local" keeps them to one per
+	 * core here. */
+	static const struct {
+		const char *name;
+		int restat, local;
+	} rules[] = {
+		{"thinlink", 1, 0}, {"backend", 1, 0}, {"split", 1, 1}, {"slot", 1, 0},
+		{"merge", 1, 1},    {"link", 0, 0},    {"dwp", 1, 1},   {"job", 0, 0},
 	};
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	buf_printf(nj, "pool local\n  depth = %ld\n\n", cores > 0 ? cores : 1);
 	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
-		buf_printf(nj, "rule %s\n  command = $cmd\n  description = $desc\n%s\n", rules[i][0],
-			   rules[i][1][0] == '1' ? "  restat = 1\n" : "");
+		buf_printf(nj, "rule %s\n  command = $cmd\n  description = $desc\n%s%s\n",
+			   rules[i].name, rules[i].restat ? "  restat = 1\n" : "",
+			   rules[i].local ? "  pool = local\n" : "");
 }
 
 int graph_emit_modules(const struct graph_conf *gc, const struct graph_codegen *cg, struct graph *g)

@@ -15,12 +15,15 @@ void inner_opts_init(struct inner_opts *o)
 	memset(o, 0, sizeof *o);
 	o->threshold = -1;
 	o->cost_threshold = GRAPH_DEFAULT_COST_THRESHOLD;
+	o->slurm.tries = SLURM_DEFAULT_TRIES;
+	o->slurm.wait = SLURM_DEFAULT_WAIT;
 }
 
 void inner_opts_free(struct inner_opts *o)
 {
 	strv_free(&o->launcher);
 	strv_free(&o->split_args);
+	strv_free(&o->slurm.args);
 }
 
 /* Add a word to a list, replacing the environment's words first. */
@@ -58,6 +61,16 @@ int inner_opt(struct inner_opts *o, int c, const char *arg)
 	case INNER_O_NINJA: o->ninja = arg; break;
 	case INNER_O_DIR: o->dir = arg; break;
 	case INNER_O_VERBOSE: o->verbose = 1; break;
+	case INNER_O_EXECUTOR: bad = slurm_parse_executor(arg, &o->slurm.on); break;
+	case INNER_O_SLURM_ARG: list_word(&o->slurm.args, &o->slurm_args_from_env, arg); break;
+	case INNER_O_SLURM_TRIES:
+		bad = mtpc_parse_ll("--slurm-tries", arg, 1, 100, &v);
+		o->slurm.tries = (int)v;
+		break;
+	case INNER_O_SLURM_WAIT:
+		bad = mtpc_parse_ll("--slurm-wait", arg, 1, 86400, &v);
+		o->slurm.wait = (int)v;
+		break;
 	default: return 1;
 	}
 	return bad ? -1 : 0;
@@ -70,8 +83,16 @@ void inner_conf(struct graph_conf *gc, const struct inner_opts *o)
 	gc->split_args = o->split_args;
 	gc->threshold = o->threshold;
 	gc->cost_threshold = o->cost_threshold;
-	gc->kmax = o->partitions > 0 ? o->partitions : inner_cores();
-	gc->jobs = o->jobs > 0 ? o->jobs : inner_cores();
+	int plan = o->slurm.on ? INNER_SLURM_PLAN_JOBS : inner_cores();
+	gc->kmax = o->partitions > 0 ? o->partitions : plan;
+	gc->jobs = o->jobs > 0 ? o->jobs : plan;
+}
+
+int inner_run_jobs(const struct inner_opts *o, const struct slurm *s)
+{
+	if (s->job)
+		return s->cpus;
+	return o->jobs > 0 ? o->jobs : inner_cores();
 }
 
 int inner_cores(void)

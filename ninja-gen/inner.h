@@ -6,6 +6,7 @@
 
 #include "graph.h"
 #include "mtpc_cache.h"
+#include "slurm.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -20,15 +21,17 @@ struct inner_opts {
 	const char *cache, *split_tool, *llvm_bin, *ninja, *dir;
 	struct strv launcher;     /* --launcher WORD... */
 	struct strv split_args;   /* --split-arg WORD... */
+	struct slurm_opts slurm;  /* --executor, --slurm-arg, --slurm-tries, --slurm-wait */
 	/* The lists hold words from the environment (mtpc-distribute): the
 	 * first option of the kind replaces them rather than adding to them. */
-	int launcher_from_env, split_args_from_env;
+	int launcher_from_env, split_args_from_env, slurm_args_from_env;
 };
 
 /* getopt_long values and entries of the shared options. */
 enum { INNER_O_THRESHOLD = 256, INNER_O_COST, INNER_O_PARTS, INNER_O_JOBS, INNER_O_CACHE,
        INNER_O_LAUNCHER, INNER_O_MIN_COST, INNER_O_SPLIT_ARG, INNER_O_SPLIT_TOOL,
-       INNER_O_LLVM_BIN, INNER_O_NINJA, INNER_O_DIR, INNER_O_VERBOSE, INNER_O_END };
+       INNER_O_LLVM_BIN, INNER_O_NINJA, INNER_O_DIR, INNER_O_VERBOSE, INNER_O_EXECUTOR,
+       INNER_O_SLURM_ARG, INNER_O_SLURM_TRIES, INNER_O_SLURM_WAIT, INNER_O_END };
 #define INNER_LONGOPTS                                                       \
 	{"threshold", required_argument, 0, INNER_O_THRESHOLD},              \
 	{"cost-threshold", required_argument, 0, INNER_O_COST},              \
@@ -42,7 +45,11 @@ enum { INNER_O_THRESHOLD = 256, INNER_O_COST, INNER_O_PARTS, INNER_O_JOBS, INNER
 	{"llvm-bin", required_argument, 0, INNER_O_LLVM_BIN},                \
 	{"ninja", required_argument, 0, INNER_O_NINJA},                      \
 	{"dir", required_argument, 0, INNER_O_DIR},                          \
-	{"verbose", no_argument, 0, INNER_O_VERBOSE}
+	{"verbose", no_argument, 0, INNER_O_VERBOSE},                        \
+	{"executor", required_argument, 0, INNER_O_EXECUTOR},                \
+	{"slurm-arg", required_argument, 0, INNER_O_SLURM_ARG},              \
+	{"slurm-tries", required_argument, 0, INNER_O_SLURM_TRIES},          \
+	{"slurm-wait", required_argument, 0, INNER_O_SLURM_WAIT}
 
 /* The defaults: by cost at GRAPH_DEFAULT_COST_THRESHOLD, cores, no lists. */
 void inner_opts_init(struct inner_opts *o);
@@ -53,6 +60,26 @@ void inner_opts_free(struct inner_opts *o);
 /* The fields of gc that come from the options alone (the cache path, lists,
  * thresholds, partitions and jobs; lists are shared, not copied). */
 void inner_conf(struct graph_conf *gc, const struct inner_opts *o);
+
+/* The option texts of the executor, for both --help texts. */
+#define INNER_EXECUTOR_HELP                                                                   \
+	"  --executor local|slurm  where backends and partitions compile: here\n"              \
+	"                      (default) or as job steps of one Slurm allocation\n"             \
+	"                      per link (docs/distributed.md)\n"                                \
+	"  --slurm-arg WORD    extra salloc word (partition, account, time limit,\n"           \
+	"                      -N/-n to size it); repeat for more words\n"                      \
+	"  --slurm-tries N     tries of a compile on the cluster before it runs\n"             \
+	"                      here (default 3)\n"                                              \
+	"  --slurm-wait S      seconds to wait for the allocation before building\n"           \
+	"                      here (default 60)\n"
+
+/* Default partitions and planned parallelism with the Slurm executor (the
+ * allocation's size varies between links; the plan must not). */
+#define INNER_SLURM_PLAN_JOBS 16
+
+/* -j of the inner build: the allocation's CPUs when the link has one,
+ * else --jobs, else the cores here. */
+int inner_run_jobs(const struct inner_opts *o, const struct slurm *s);
 
 /* Online cores (at least 1): the default of --jobs and --partitions. */
 int inner_cores(void);

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,11 @@ static const char usage[] =
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this (0 splits every module)\n"
 	"  --partitions N      at most N partitions (slots) per split module\n"
-	"                      (default: number of cores; 1 disables splitting)\n"
-	"  --jobs N            parallelism of the inner build (default/0: cores)\n"
+	"                      (default: number of cores, 16 with --executor\n"
+	"                      slurm; 1 disables splitting)\n"
+	"  --jobs N            parallelism of the inner build (default/0: cores;\n"
+	"                      with --executor slurm: the CPUs to ask for,\n"
+	"                      default 16 or the idle ones)\n"
 	"  --cache PATH        plan cache database for mtpc-split, slot timings and\n"
 	"                      module history (default: $MTPC_CACHE, else\n"
 	"                      $XDG_CACHE_HOME/mtpc/plans.sqlite, else\n"
@@ -68,6 +72,7 @@ static const char usage[] =
 	"                      symlinks)\n"
 	"  --ninja PATH        ninja to run (default: ninja on PATH)\n"
 	"  --dir DIR           inner build directory (default: <output>.mtpc)\n"
+	INNER_EXECUTOR_HELP
 	"  --verbose           show the inner build's commands too\n"
 	"  --quiet             hide the inner build's [i/n] progress lines\n"
 	"  --help              this text\n"
@@ -185,8 +190,10 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 		status = 0;
 	mtpc_cache_close(cache);
 	if (status == 0) {
+		struct slurm sl;
+		slurm_begin(&sl, &o->in.slurm, gc.jobs, inner);
 		char jobs_s[32];
-		snprintf(jobs_s, sizeof jobs_s, "%d", gc.jobs);
+		snprintf(jobs_s, sizeof jobs_s, "%d", inner_run_jobs(&o->in, &sl));
 		char *nargv[] = {(char *)(o->in.ninja ? o->in.ninja : "ninja"), "-C", inner, "-j", jobs_s,
 				 o->in.verbose ? "-v" : o->quiet ? "--quiet" : NULL, NULL};
 		/* Progress lines name the target: the outer build prints them under
@@ -197,6 +204,9 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 			free(status_fmt);
 		}
 		status = proc_run(nargv, NULL, NULL, NULL);
+		int sig = slurm_end(&sl);
+		if (sig)
+			raise(sig); /* Ctrl-C: the allocation is gone, now stop as asked */
 		char *crashed = xasprintf("%s/" STEPS_THINLINK_CRASHED, inner);
 		if (status && access(crashed, F_OK) == 0) {
 			mtpc_warn("linking %s without MTPC (its thin link crashed the linker)", out);

@@ -4,6 +4,7 @@
 #include "graph.h"
 #include "ninja_write.h"
 #include "proc.h"
+#include "slurm.h"
 #include "util.h"
 #ifdef MTPC_HAVE_CACHE
 #include "mtpc_cache.h"
@@ -21,7 +22,7 @@
 struct step {
 	const char *name;
 	const char *cwd, *out, *dir, *tool, *module, *index, *plan, *part, *cache;
-	const char *kmax, *reloc, *min_cost, *llvm_bin, *dwo;
+	const char *kmax, *reloc, *min_cost, *llvm_bin, *dwo, *status;
 	const char *record_module; /* record the module's backend time under this path */
 	char **cmd; /* after "--", NULL-terminated (argv's own terminator) */
 	struct strv split_args; /* --split-arg words, for mtpc-split */
@@ -29,7 +30,7 @@ struct step {
 
 static const char *const step_names[] = {
 	"--thinlink-step", "--backend-step", "--slot-step", "--split-step",
-	"--merge-step",    "--run-step",     "--dwp-step",   NULL,
+	"--merge-step",    "--run-step",     "--dwp-step",   "--node-step", NULL,
 };
 
 int steps_is_step(const char *arg)
@@ -50,7 +51,7 @@ static int parse(struct step *s, int argc, char **argv)
 	} opts[] = {
 #define O(n) {"--" #n, offsetof(struct step, n)}
 		O(cwd), O(out), O(dir), O(tool), O(module), O(index), O(plan), O(part),
-		O(cache), O(kmax), O(reloc), O(dwo), {"--min-cost", offsetof(struct step, min_cost)},
+		O(cache), O(kmax), O(reloc), O(dwo), O(status), {"--min-cost", offsetof(struct step, min_cost)},
 		{"--llvm-bin", offsetof(struct step, llvm_bin)},
 		{"--record-module", offsetof(struct step, record_module)},
 #undef O
@@ -147,7 +148,7 @@ static int compile_checked(const struct step *s, double *seconds, long long *byt
 	 * machine runs meanwhile (the plan cache and mtpc-link's choice of
 	 * modules compare these times across builds). */
 	struct proc_io io = {.err = &err, .cpu = seconds};
-	int st = proc_spawn(s->cmd, &io);
+	int st = slurm_run(s->cmd, &io, s->out); /* here, or on the Slurm allocation */
 	if (err.len)
 		fputs(err.s, stderr);
 	long long size = file_size(tmp);
@@ -742,6 +743,8 @@ static int run_step(struct step *s)
 		return thinlink_step(s);
 	if (!strcmp(s->name, "--dwp-step"))
 		return dwp_step(s);
+	if (!strcmp(s->name, "--node-step"))
+		return slurm_node_step(s->status, s->cmd);
 	if (!strcmp(s->name, "--run-step")) {
 		if (!s->cmd || !s->cmd[0])
 			return 2;

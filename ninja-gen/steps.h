@@ -7,7 +7,9 @@
  *   --backend-step --out F [--dwo W] -- <compile command writing F.tmp>
  *       runs a ThinLTO backend; fails on a non-zero exit, on "Error running
  *       ThinLTO backend" in its stderr or on an empty object (clang exits 0
- *       there, llvm issue 75441); moves F.tmp to F only if changed. With
+ *       there, llvm issue 75441); moves F.tmp to F only if changed (the
+ *       compile runs as a job step of the link's Slurm allocation, if it
+ *       has one: slurm.h). With
  *       --dwo (-gsplit-dwarf) the same for W.tmp -> W (an empty W if the
  *       compile wrote none).
  *   --slot-step --out F [--dwo W] [--plan P --part I --cache DB] -- <command>
@@ -37,6 +39,10 @@
  *       llvm-dwp -e <link output> into F (only if changed): every .dwo the
  *       output's skeleton CUs name, in one package next to it (an empty F
  *       when the output has no skeleton CU: llvm-dwp then writes nothing).
+ *   --node-step --status F -- <command>
+ *       a backend or slot compile as a Slurm job step, on the node
+ *       (slurm.h): runs the command and writes its node, times, exit status
+ *       and CPU seconds to F for the step that dispatched it.
  *   --run-step --cwd D -- <command>
  *       runs a command in D (the final link, in the outer build directory).
  * Every step returns the process exit status. */

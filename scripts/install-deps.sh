@@ -15,6 +15,7 @@ PACKAGES="
   gdb valgrind binutils g++
   gnuplot-nox graphviz
   tcl dpkg-dev
+  slurmctld slurmd slurm-client munge iproute2
 "
 
 missing=""
