@@ -3,6 +3,7 @@
 #include "slurm.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -87,19 +88,19 @@ static void cancel_stale(const char *job_file)
 	unlink(job_file);
 }
 
-/* Idle CPUs of the cluster ("sinfo -o %C": allocated/idle/other/total),
- * or -1 if unknown. */
-static int idle_cpus(void)
+/* Idle CPUs of the cluster ("sinfo -o %C": allocated/idle/other/total):
+ * returns 0 with *idle set (-1 if unreadable), or -1 with sinfo's error
+ * message in err when the controller does not answer. */
+static int idle_cpus(const char *limit, int *idle, struct buf *err)
 {
 	char *argv[] = {"sinfo", "-h", "-o", "%C", NULL};
-	struct buf out = {0}, err = {0};
-	int a, i = -1, o, t;
-	if (slurm_cmd(SLURM_QUERY_WAIT, argv, &out, &err) != 0 || !out.s ||
-	    sscanf(out.s, "%d/%d/%d/%d", &a, &i, &o, &t) != 4)
-		i = -1;
+	struct buf out = {0};
+	int a, o, t;
+	int st = slurm_cmd(limit, argv, &out, err);
+	if (st != 0 || !out.s || sscanf(out.s, "%d/%d/%d/%d", &a, idle, &o, &t) != 4)
+		*idle = -1;
 	buf_free(&out);
-	buf_free(&err);
-	return i;
+	return st == 0 ? 0 : -1;
 }
 
 /* CPUs of allocation job ("squeue -o %C"), or -1. */
@@ -150,6 +151,21 @@ static const char *last_line(struct buf *err)
 	return nl ? nl + 1 : err->s;
 }
 
+/* Status files of steps that were killed (an interrupted link), and the
+ * previous link's edges.log: each link starts with an empty record. */
+static void clear_status_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (!strncmp(e->d_name, "st.", 3) || !strcmp(e->d_name, SLURM_EDGES_LOG)) {
+			char *p = xasprintf("%s/%s", dir, e->d_name);
+			unlink(p);
+			free(p);
+		}
+	if (d)
+		closedir(d);
+}
+
 int slurm_begin(struct slurm *s, const struct slurm_opts *o, int want, const char *inner)
 {
 	memset(s, 0, sizeof s[0]);
@@ -175,14 +191,17 @@ int slurm_begin(struct slurm *s, const struct slurm_opts *o, int want, const cha
 	char *wait_s = xasprintf("%d", o->wait), *imm = xasprintf("--immediate=%d", o->wait);
 	struct strv argv = {0};
 	strv_addl(&argv, "salloc", "--no-shell", "--no-kill", "--job-name=mtpc", imm, NULL);
+	struct buf err = {0};
+	int idle = -1, st = 0;
 	if (!user_sized) {
-		int idle = idle_cpus();
+		/* An unreachable controller shows here already: no salloc then. */
+		st = idle_cpus(wait_s, &idle, &err);
 		int n = idle > 0 && idle < want ? idle : want;
 		strv_addown(&argv, xasprintf("--ntasks=%d", n > 0 ? n : 1));
 	}
 	strv_addv(&argv, &o->args);
-	struct buf err = {0};
-	int st = slurm_cmd(wait_s, argv.v, NULL, &err);
+	if (st == 0)
+		st = slurm_cmd(wait_s, argv.v, NULL, &err);
 	char *job = job_in(err.s, "Granted job allocation ");
 	if (st != 0 || !job || caught) {
 		/* A job still pending when salloc was stopped: not ours to keep. */
@@ -210,6 +229,7 @@ int slurm_begin(struct slurm *s, const struct slurm_opts *o, int want, const cha
 	if (s->cpus < 1)
 		s->cpus = 1;
 	char *dir = xasprintf("%s/slurm", inner), *tries = xasprintf("%d", o->tries);
+	clear_status_files(dir);
 	mtpc_mkdir_p(dir);
 	setenv(SLURM_ENV_JOB, job, 1);
 	setenv(SLURM_ENV_DIR, dir, 1);

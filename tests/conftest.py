@@ -74,3 +74,5 @@ def pytest_configure(config):
     # Tests that take minutes (SQLite built twice, tests/test_sqlite_build.py): still in the
     # default run, skipped with -m "not slow".
     config.addinivalue_line("markers", "slow: takes minutes; deselect with -m \"not slow\"")
+    config.addinivalue_line("markers", "slurm: needs the Slurm test cluster (tests/slurm_cluster.py: "
+                            "root, network namespaces); run alone with scripts/test.sh -m slurm")

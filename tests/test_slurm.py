@@ -1,0 +1,320 @@
+"""The Slurm executor (issue #12) on a test cluster this module starts itself
+(tests/slurm_cluster.py: munge, slurmctld and two one-CPU slurmd nodes, each in a network
+namespace of its own). Every build runs its Slurm clients in the controller's namespace
+(Cluster.cmd_prefix()).
+
+What must hold: with MTPC_EXECUTOR=slurm / --executor slurm the outputs are byte-identical to a
+local build's, the compiles ran on more than one node (edges.log records each one's node), a
+step killed mid-compile and a node that dies are retried and the outputs stay the same, an
+unreachable controller gives one warning and a local build, a real compile error is not
+retried, Ctrl-C leaves no job behind, and a link killed outright has its allocation cancelled
+by the next link. Marked `slurm` (scripts/test.sh -m slurm runs them alone); skipped with the
+reason where network namespaces cannot be made."""
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BUILD, LLVM_BIN, LLVM_VERSION, ROOT, llvm_tool, run, tool, versioned_driver
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import slurm_cluster  # noqa: E402
+from test_build_integration import PROJECTS, configure  # noqa: E402
+
+pytestmark = pytest.mark.slurm
+
+CLANG = versioned_driver("clang")
+C_SOURCES = ["big.c", "main.c", "util.c"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    reason = slurm_cluster.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    c = slurm_cluster.Cluster(tmp_path_factory.mktemp("cluster"), nodes=2, cpus=1)
+    try:
+        c.up()
+        yield c
+    finally:
+        c.down()
+
+
+def edges(inner):
+    """The remote compiles of the last link: [(object, node, try, exit)]."""
+    log = inner / "slurm" / "edges.log"
+    if not log.exists():
+        return []
+    rows = [l.split() for l in log.read_text().splitlines() if l.strip()]
+    return [(r[0], r[1], int(r[2]), int(r[7])) for r in rows]
+
+
+def no_jobs(cluster, timeout=30):
+    """True once squeue shows no job (bounded)."""
+    deadline = time.monotonic() + timeout
+    while cluster.squeue():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+# ---- the C sample linked by mtpc-link directly: the fault cases --------------------------------
+
+class Link:
+    """The C sample's objects and the mtpc-link command of its app, in one directory."""
+
+    def __init__(self, d):
+        self.dir = d
+        for f in PROJECTS.joinpath("c").iterdir():
+            shutil.copy(f, d)
+        for f in C_SOURCES:
+            run([CLANG, "-O2", "-flto=thin", "-c", f, "-o", f[:-2] + ".o"], cwd=d)
+        run([CLANG, "-O2", "-fPIC", "-c", "shlib.c", "-o", "shlib.o"], cwd=d)
+        run([CLANG, "-shared", "-fuse-ld=lld", "shlib.o", "-o", "libshlib.so"], cwd=d)
+        self.inner = d / "app.mtpc"
+        # A launcher that announces its node on stderr and slows the compiles down, so that
+        # a test can catch one running.
+        self.launcher = d / "slow.sh"
+        self.launcher.write_text('#!/bin/sh\necho "compile on ${SLURMD_NODENAME:-here}" >&2\n'
+                                 'sleep "${SLOW:-0}"\nexec "$@"\n')
+        self.launcher.chmod(0o755)
+
+    def cmd(self, *opts, executor="slurm"):
+        return [tool("mtpc-link"), "--threshold=0", "--partitions=4", "--quiet",
+                f"--executor={executor}", f"--launcher={self.launcher}", *opts, "--",
+                CLANG, "-flto=thin", "-fuse-ld=lld", "big.o", "main.o", "util.o", "-L.",
+                "-lshlib", f"-Wl,-rpath,{self.dir}", "-o", "app"]
+
+    def outputs(self):
+        """The app and every module's object, as bytes."""
+        files = {"app": (self.dir / "app").read_bytes()}
+        for n in sorted(self.inner.glob("mod/*/native.o")):
+            files[n.parent.name] = n.read_bytes()
+        return files
+
+    def fresh(self):
+        shutil.rmtree(self.inner, ignore_errors=True)
+        (self.dir / "app").unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="module")
+def link(tmp_path_factory):
+    """The sample linked locally once: the reference outputs."""
+    ln = Link(tmp_path_factory.mktemp("link"))
+    run(ln.cmd(executor="local"), cwd=ln.dir)
+    ln.reference = ln.outputs()
+    ln.program = run([ln.dir / "app"]).stdout
+    return ln
+
+
+def remote_link(cluster, ln, *opts, slow=0, check=True, timeout=300):
+    ln.fresh()
+    env = dict(cluster.env(), SLOW=str(slow))
+    r = subprocess.run(cluster.cmd_prefix() + ln.cmd(*opts), cwd=ln.dir, env=env,
+                       capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout + r.stderr   # the edges' messages come through the inner Ninja's stdout
+
+
+def start_link(cluster, ln, slow):
+    """The link in the background, in a process group of its own (as a build tool runs it)."""
+    ln.fresh()
+    env = dict(cluster.env(), SLOW=str(slow))
+    return subprocess.Popen(cluster.cmd_prefix() + ln.cmd(), cwd=ln.dir, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def running_steps(cluster):
+    """[(step id, node)] of the job steps running now (the allocation's own are left out)."""
+    r = cluster.run(["squeue", "-h", "-s", "-o", "%i %N"])
+    steps = [l.split() for l in r.stdout.splitlines() if l.strip()]
+    return [(s[0], s[1]) for s in steps if len(s) == 2 and re.fullmatch(r"\d+\.\d+", s[0])]
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_outputs_identical_and_spread_over_nodes(cluster, link):
+    out = remote_link(cluster, link)
+    assert link.outputs() == link.reference
+    e = edges(link.inner)
+    # Every partition of the 3 split modules compiled on the cluster, once, on both nodes.
+    assert len(e) >= 6 and all(x[2] == 1 and x[3] == 0 for x in e), e
+    assert {x[1] for x in e} == set(cluster.node_names()), e
+    # Each compile's stderr comes back into the link's output.
+    assert len(re.findall(r"compile on n[12]\b", out)) == len(e), out
+    assert "compile on here" not in out
+    # The allocation is gone after the link; -j followed its 2 CPUs.
+    assert no_jobs(cluster)
+    assert run([link.dir / "app"]).stdout == link.program
+
+
+def test_killed_step_is_retried(cluster, link):
+    p = start_link(cluster, link, slow=3)
+    try:
+        step, node = wait_for(lambda: (running_steps(cluster) or [None])[0], 60, "a job step")
+        cluster.run(["scancel", step], check=True)
+        out, _ = p.communicate(timeout=300)
+    finally:
+        p.kill()
+    assert p.returncode == 0, out
+    assert "the Slurm step failed" in out and "trying again" in out, out
+    e = edges(link.inner)
+    retried = [x for x in e if x[2] == 2]
+    assert len(retried) == 1 and retried[0][3] == 0, e
+    assert link.outputs() == link.reference
+    assert no_jobs(cluster)
+
+
+def test_dead_node_is_retried_elsewhere(cluster, link):
+    p = start_link(cluster, link, slow=3)
+    node = None
+    try:
+        step, node = wait_for(lambda: (running_steps(cluster) or [None])[0], 60, "a job step")
+        cluster.kill_node(node)
+        out, _ = p.communicate(timeout=300)
+    finally:
+        p.kill()
+        if node:   # back for the tests after this one
+            cluster.restart_node(node, timeout=60)
+    assert p.returncode == 0, out
+    assert f"the Slurm step failed on node {node}" in out, out
+    e = edges(link.inner)
+    again = [x for x in e if x[2] == 2]
+    assert again and all(x[1] != node and x[3] == 0 for x in again), e
+    assert link.outputs() == link.reference
+    assert no_jobs(cluster)
+
+
+def test_compile_error_is_not_retried(cluster, link, tmp_path):
+    # A launcher that fails one partition's compile: a real error, reported by the node.
+    bad = tmp_path / "fail_p1.sh"
+    bad.write_text('#!/bin/sh\ncase "$*" in *big.o*/parts/p1.bc*) echo "boom" >&2; exit 1;; esac\n'
+                   'exec "$@"\n')
+    bad.chmod(0o755)
+    out = remote_link(cluster, link, f"--launcher={bad}")
+    assert "boom" in out
+    assert "the Slurm step failed" not in out, out
+    failed = [x for x in edges(link.inner) if x[3] != 0]
+    assert len(failed) == 1 and failed[0][2] == 1 and "/p1.o" in failed[0][0], failed
+    # The slot's usual fallback: its module compiled unsplit, the program unchanged.
+    assert "will be compiled unsplit" in out
+    assert run([link.dir / "app"]).stdout == link.program
+
+
+def test_unreachable_controller_builds_locally(cluster, link, tmp_path):
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(re.sub(r"(?m)^SlurmctldPort=.*$", "SlurmctldPort=1",
+                           cluster.conf.read_text()))
+    link.fresh()
+    env = dict(cluster.env(), SLURM_CONF=str(conf))
+    t0 = time.monotonic()
+    r = subprocess.run(cluster.cmd_prefix() + link.cmd("--slurm-wait=5"), cwd=link.dir, env=env,
+                       capture_output=True, text=True, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    warnings = [l for l in out.splitlines() if "warning" in l]
+    assert len(warnings) == 1 and "no allocation" in warnings[0] and "locally" in warnings[0], out
+    assert time.monotonic() - t0 < 60
+    assert "compile on here" in out and not edges(link.inner)
+    assert link.outputs() == link.reference
+
+
+def test_ctrl_c_cancels_the_allocation(cluster, link):
+    p = start_link(cluster, link, slow=3)
+    try:
+        wait_for(lambda: running_steps(cluster), 60, "a job step")
+        assert cluster.squeue()
+        os.killpg(p.pid, signal.SIGINT)   # what a terminal's Ctrl-C does to the build
+        out, _ = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode != 0
+    assert no_jobs(cluster), cluster.squeue()
+    assert not any("--node-step" in c for c in ps_commands()), "orphaned node steps"
+    # Nothing half-written is trusted: the next link, in the same inner directory, builds the
+    # same outputs.
+    r = subprocess.run(cluster.cmd_prefix() + link.cmd(), cwd=link.dir, env=cluster.env(),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert link.outputs() == link.reference
+
+
+def test_killed_link_allocation_cancelled_by_next_link(cluster, link):
+    p = start_link(cluster, link, slow=3)
+    try:
+        wait_for(lambda: running_steps(cluster), 60, "a job step")
+        jobs = cluster.squeue()
+        os.killpg(p.pid, signal.SIGKILL)   # no chance to clean up
+        p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert jobs and cluster.squeue() == jobs, "the killed link's allocation should still be there"
+    assert (link.inner / "slurm.job").read_text().strip() == str(jobs[0])
+    r = subprocess.run(cluster.cmd_prefix() + link.cmd(), cwd=link.dir, env=cluster.env(),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert no_jobs(cluster), cluster.squeue()
+    assert link.outputs() == link.reference
+
+
+def ps_commands():
+    r = run(["ps", "-eo", "args="])
+    return r.stdout.splitlines()
+
+
+# ---- the sample CMake projects (MTPC_EXECUTOR) -------------------------------------------------
+
+SAMPLES = {"c": ["app", "libshlib.so"], "cxx": ["app", "libshapes.so"]}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_cmake_sample_identical_to_local(cluster, name, tmp_path):
+    """One build directory, built locally, then again (inner directories removed) with
+    MTPC_EXECUTOR=slurm: byte-identical outputs, compiles on both nodes."""
+    b = tmp_path / "build"
+    configure(PROJECTS / name, b, extra=["-DMTPC_EXECUTOR=local"])
+    run(["cmake", "--build", b])
+    local = {f: (b / f).read_bytes() for f in SAMPLES[name]}
+    objs = {p.relative_to(b): p.read_bytes() for p in b.glob("*.mtpc/mod/*/native.o")}
+    configure(PROJECTS / name, b, extra=["-DMTPC_EXECUTOR=slurm"])
+    for d in b.glob("*.mtpc"):
+        shutil.rmtree(d)
+    r = cluster.run(["cmake", "--build", b], timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "warning" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert {f: (b / f).read_bytes() for f in SAMPLES[name]} == local
+    assert {p.relative_to(b): p.read_bytes() for p in b.glob("*.mtpc/mod/*/native.o")} == objs
+    nodes = {x[1] for d in b.glob("*.mtpc") for x in edges(d)}
+    assert nodes == set(cluster.node_names()), nodes
+    assert no_jobs(cluster)
+
+
+def test_cmake_rejects_unknown_executor(tmp_path):
+    r = configure(PROJECTS / "c", tmp_path / "b", extra=["-DMTPC_EXECUTOR=cloud"], check=False)
+    assert r.returncode != 0
+    assert 'MTPC_EXECUTOR is "cloud"; expected local or slurm' in r.stderr, r.stderr
+
+
+def test_bad_executor_option():
+    r = run([tool("mtpc-link"), "--executor=cloud", "--", "true"], check=False)
+    assert r.returncode == 2 and "expected local or slurm, got 'cloud'" in r.stderr, r.stderr
+    r = run([tool("mtpc-link"), "--slurm-tries=0", "--", "true"], check=False)
+    assert r.returncode == 2 and "--slurm-tries" in r.stderr, r.stderr
