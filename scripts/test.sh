@@ -4,14 +4,22 @@
 # (build-llvm22, build-llvm22-asan), runs the whole pytest suite against LLVM 19, then the tests that
 # exercise LLVM (LLVM22_TESTS: splitter, hazard matrix, build integration, DTLTO, csmith;
 # not the slow ones) against LLVM 22. Fails if either run fails.
-# Usage: scripts/test.sh [pytest arguments...]   (they apply to the LLVM 19 run;
-#   MTPC_TEST_LLVM22=0 skips the LLVM 22 build and run)
+# Usage: scripts/test.sh [pytest arguments...]   (they apply to the LLVM 19 run; a marker
+#   selection -m EXPR applies to the LLVM 22 run too: scripts/test.sh -m slurm runs the Slurm
+#   tests alone; MTPC_TEST_LLVM22=0 skips the LLVM 22 build and run)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-LLVM22_TESTS="tests/test_split_*.py tests/test_build_*.py tests/test_distribute*.py tests/test_csmith.py
+LLVM22_TESTS="tests/test_split_*.py tests/test_build_*.py tests/test_distribute*.py tests/test_csmith.py tests/test_slurm.py
   tests/test_synthetic.py tests/test_default_build.py"
 llvm22=${MTPC_TEST_LLVM22:-1}
+# The marker expression given with -m, if any (for the LLVM 22 run).
+marker=""
+prev=""
+for a in "$@"; do
+  [ "$prev" = "-m" ] && marker=$a
+  prev=$a
+done
 
 scripts/install-deps.sh
 # Workload sources from Debian source packages (SQLite, nlohmann-json3) for the slow
@@ -33,10 +41,12 @@ if [ "$llvm22" != 0 ]; then
   # shellcheck disable=SC2086 # the globs of LLVM22_TESTS
   MTPC_LLVM_VERSION=22 MTPC_BUILD_DIR="$top/build-llvm22" \
     MTPC_ASAN_BUILD_DIR="$top/build-llvm22-asan" \
-    /usr/bin/python3 -m pytest -q -ra -m "not slow" $LLVM22_TESTS || status=1
+    /usr/bin/python3 -m pytest -q -ra -m "${marker:+($marker) and }not slow" $LLVM22_TESTS ||
+    { rc=$?; [ $rc -eq 5 ] || status=1; }  # 5: a -m selection left nothing to run here
   # SQLite through mtpc-distribute (slow, about 2 min): DTLTO exists only here.
   MTPC_LLVM_VERSION=22 MTPC_BUILD_DIR="$top/build-llvm22" \
-    /usr/bin/python3 -m pytest -q -ra -m slow tests/test_distribute_equiv.py || status=1
+    /usr/bin/python3 -m pytest -q -ra -m "${marker:+($marker) and }slow" \
+    tests/test_distribute_equiv.py || { rc=$?; [ $rc -eq 5 ] || status=1; }
   echo "test.sh: LLVM 22 run: $(( $(date +%s) - start )) s"
 fi
 exit $status

@@ -318,3 +318,76 @@ def test_bad_executor_option():
     assert r.returncode == 2 and "expected local or slurm, got 'cloud'" in r.stderr, r.stderr
     r = run([tool("mtpc-link"), "--slurm-tries=0", "--", "true"], check=False)
     assert r.returncode == 2 and "--slurm-tries" in r.stderr, r.stderr
+
+
+# ---- mtpc-distribute (DTLTO, clang/lld >= 21): MTPC_EXECUTOR=slurm -----------------------------
+
+def test_dtlto_distributor_on_the_cluster(cluster, tmp_path):
+    if int(LLVM_VERSION) < 21:
+        pytest.skip(f"DTLTO needs clang/lld >= 21; MTPC is built with LLVM {LLVM_VERSION} "
+                    "(scripts/test.sh runs this file again with LLVM 22)")
+    clang = llvm_tool("clang")
+    for f in PROJECTS.joinpath("c").iterdir():
+        shutil.copy(f, tmp_path)
+    for f in C_SOURCES:
+        run([clang, "-O2", "-flto=thin", "-c", f, "-o", f[:-2] + ".o"], cwd=tmp_path)
+    run([clang, "-O2", "-fPIC", "-shared", "-fuse-ld=lld", "shlib.c", "-o", "libshlib.so"],
+        cwd=tmp_path)
+    cmd = [clang, "-flto=thin", "-fuse-ld=lld", f"-fthinlto-distributor={tool('mtpc-distribute')}",
+           "-Xthinlto-distributor=--threshold=0", "-Xthinlto-distributor=--partitions=4",
+           "big.o", "main.o", "util.o", "-L.", "-lshlib", f"-Wl,-rpath,{tmp_path}", "-o", "app"]
+    run(cmd, cwd=tmp_path, env=dict(os.environ, MTPC_EXECUTOR="local"))
+    local = (tmp_path / "app").read_bytes()
+    shutil.rmtree(tmp_path / "app.mtpc")
+    (tmp_path / "app").unlink()
+    r = subprocess.run(cluster.cmd_prefix() + cmd, cwd=tmp_path, capture_output=True, text=True,
+                       env=dict(cluster.env(), MTPC_EXECUTOR="slurm"), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "warning" not in r.stderr, r.stderr
+    assert (tmp_path / "app").read_bytes() == local
+    e = edges(tmp_path / "app.mtpc")
+    assert len(e) >= 6 and {x[1] for x in e} == set(cluster.node_names()), e
+    assert no_jobs(cluster)
+
+
+# ---- SQLite: the shell linked locally and on the cluster (slow) --------------------------------
+
+@pytest.mark.slow
+def test_sqlite_shell_identical_to_local(cluster, tmp_path):
+    from test_sqlite_build import AMALGAMATION, shell_session
+    srcs = [AMALGAMATION / f for f in ("sqlite3.c", "shell.c")]
+    if not all(f.exists() for f in srcs):
+        pytest.skip(f"SQLite amalgamation missing in {AMALGAMATION}: run bench/get-sqlite.sh")
+    objs = []
+    for f in srcs:
+        obj = tmp_path / (f.stem + ".o")
+        run([CLANG, "-O2", "-flto=thin", "-DSQLITE_ENABLE_FTS5", f"-I{AMALGAMATION}", "-c", f,
+             "-o", obj])
+        objs.append(obj)
+
+    def link_cmd(executor):
+        return [tool("mtpc-link"), "--threshold=0", "--partitions=4", "--quiet",
+                f"--executor={executor}", "--", CLANG, "-flto=thin", "-fuse-ld=lld", *objs, "-lm",
+                "-o", tmp_path / "sqlite3"]
+
+    def outputs():
+        files = {"sqlite3": (tmp_path / "sqlite3").read_bytes()}
+        for n in sorted((tmp_path / "sqlite3.mtpc").glob("mod/*/native.o")):
+            files[n.parent.name] = n.read_bytes()
+        return files
+
+    run(link_cmd("local"))
+    local = outputs()
+    session = shell_session(tmp_path / "sqlite3", tmp_path / "local.db")
+    shutil.rmtree(tmp_path / "sqlite3.mtpc")
+    (tmp_path / "sqlite3").unlink()
+    r = cluster.run([str(c) for c in link_cmd("slurm")], timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "warning" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert outputs() == local
+    assert shell_session(tmp_path / "sqlite3", tmp_path / "slurm.db") == session
+    e = edges(tmp_path / "sqlite3.mtpc")
+    # sqlite3.c's and shell.c's partitions (4 + 4 at most, at least 2 each) on both nodes.
+    assert len(e) >= 4 and all(x[3] == 0 for x in e), e
+    assert {x[1] for x in e} == set(cluster.node_names()), e
+    assert no_jobs(cluster)
