@@ -221,6 +221,12 @@ int slurm_begin(struct slurm *s, const struct slurm_opts *o, int want, const cha
 	strv_free(&argv);
 	free(wait_s);
 	free(imm);
+	if (!job && caught) {
+		/* Ctrl-C while waiting: stop now, not after a local build. */
+		int sig = caught;
+		catch_signals(0);
+		raise(sig);
+	}
 	if (!job)
 		return -1;
 	s->job = job;
