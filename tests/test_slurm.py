@@ -86,8 +86,8 @@ class Link:
                                  'sleep "${SLOW:-0}"\nexec "$@"\n')
         self.launcher.chmod(0o755)
 
-    def cmd(self, *opts, executor="slurm"):
-        return [tool("mtpc-link"), "--threshold=0", "--partitions=4", "--quiet",
+    def cmd(self, *opts, executor="slurm", mtpc_link=None):
+        return [mtpc_link or tool("mtpc-link"), "--threshold=0", "--partitions=4", "--quiet",
                 f"--executor={executor}", f"--launcher={self.launcher}", *opts, "--",
                 CLANG, "-flto=thin", "-fuse-ld=lld", "big.o", "main.o", "util.o", "-L.",
                 "-lshlib", f"-Wl,-rpath,{self.dir}", "-o", "app"]
@@ -273,6 +273,21 @@ def test_killed_link_allocation_cancelled_by_next_link(cluster, link):
     assert r.returncode == 0, r.stderr
     assert no_jobs(cluster), cluster.squeue()
     assert link.outputs() == link.reference
+
+
+def test_sanitized_slurm_link(cluster, link, asan_build_dir):
+    """mtpc-link built with ASan+UBSan (leaks included) as front end, step and node step: the
+    link runs clean (a report makes a tool exit non-zero) and builds the same outputs."""
+    link.fresh()
+    env = dict(cluster.env(), ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=99",
+               UBSAN_OPTIONS="halt_on_error=1:exitcode=98")
+    cmd = link.cmd(mtpc_link=tool("mtpc-link", asan_build_dir))
+    r = subprocess.run(cluster.cmd_prefix() + cmd, cwd=link.dir, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Sanitizer" not in r.stdout + r.stderr
+    assert link.outputs() == link.reference
+    assert {x[1] for x in edges(link.inner)} == set(cluster.node_names())
 
 
 def ps_commands():
