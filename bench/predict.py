@@ -9,7 +9,9 @@ dependency graph between edges:
 - edge_dependencies(): the edge → edges it waits for, through files produced by edges that
   are not in the log (phony edges, up-to-date edges);
 - list_schedule(): greedy list scheduling, highest "bottom level" (longest remaining path)
-  first, ties broken by name: deterministic, and within 2x of optimal (Graham).
+  first, ties broken by name: deterministic, and within 2x of optimal (Graham); optionally
+  with resource pools (jobs that may only run on a pool's cores: e.g. the steps that stay on
+  the build machine while the compiles run on cluster nodes, bench/slurm_bench.py).
 """
 import dataclasses
 import heapq
@@ -162,46 +164,71 @@ def bottom_levels(durations, deps):
     return level
 
 
-def list_schedule(durations, deps, cores):
+def list_schedule(durations, deps, cores, pools=None, capacity=None):
     """Makespan of greedy list scheduling on `cores` identical cores.
     durations: {job: seconds}; deps: {job: set(jobs it waits for)}. Returns (makespan,
-    {job: (start, end)})."""
+    {job: (start, end)}).
+
+    Resource pools: pools maps a job to a pool name and capacity maps each pool name to its
+    number of cores; a job runs only on a core of its pool (jobs without a pool: on the
+    `cores` cores). E.g. a distributed build: compiles on `cores` remote nodes, the steps
+    that must run on the build machine in pools={step: "local"}, capacity={"local": 2}.
+    Each pool takes its ready jobs in the same priority order (bottom level, then name)."""
+    pools = pools or {}
+    capacity = dict(capacity or {})
     if cores < 1:
         raise ValueError("cores must be >= 1")
     for j, ds in deps.items():
         for d in ds:
             if d not in durations:
                 raise ValueError(f"{j} depends on unknown job {d}")
+    for j, p in pools.items():
+        if p is None:
+            continue
+        if p not in capacity:
+            raise ValueError(f"{j} is in pool {p!r}, which has no capacity")
+        if capacity[p] < 1:
+            raise ValueError(f"pool {p!r} must have >= 1 core")
     level = bottom_levels(durations, deps)
     waiting = {j: len(deps.get(j, ())) for j in durations}
     succ = {j: [] for j in durations}
     for j, ds in deps.items():
         for d in ds:
             succ[d].append(j)
-    ready = [(-level[j], j) for j, n in waiting.items() if n == 0]
-    heapq.heapify(ready)
+    # None: the default pool of `cores` cores (a pool name is never None)
+    free = {None: cores, **capacity}
+    ready = {p: [] for p in free}
+
+    def make_ready(j):
+        heapq.heappush(ready[pools.get(j)], (-level[j], j))
+
+    for j, n in waiting.items():
+        if n == 0:
+            make_ready(j)
     running = []            # (end, job)
     t = 0.0
-    free = cores
     sched = {}
-    while ready or running:
-        while free and ready:
-            _, j = heapq.heappop(ready)
-            sched[j] = (t, t + durations[j])
-            heapq.heappush(running, (t + durations[j], j))
-            free -= 1
+    order = sorted(free, key=lambda p: (p is not None, str(p)))   # deterministic
+    while any(ready.values()) or running:
+        for p in order:
+            while free[p] and ready[p]:
+                _, j = heapq.heappop(ready[p])
+                sched[j] = (t, t + durations[j])
+                heapq.heappush(running, (t + durations[j], j))
+                free[p] -= 1
         if not running:
             break
         t, j = heapq.heappop(running)
         finished = [j]
         while running and running[0][0] == t:
             finished.append(heapq.heappop(running)[1])
-        free += len(finished)
+        for f in finished:
+            free[pools.get(f)] += 1
         for f in finished:
             for s in succ[f]:
                 waiting[s] -= 1
                 if waiting[s] == 0:
-                    heapq.heappush(ready, (-level[s], s))
+                    make_ready(s)
     if len(sched) != len(durations):
         raise ValueError("dependency cycle: not every job could be scheduled")
     return max((e for _, e in sched.values()), default=0.0), sched

@@ -50,6 +50,46 @@ def test_priority_follows_longest_remaining_path():
     assert sched["head"][0] == 0.0
 
 
+def test_pools_local_jobs_serialize_while_remote_ones_spread():
+    # 4 local jobs of 1 s on a 1-core pool, 4 remote jobs of 1 s on 8 cores
+    d = {**{f"l{i}": 1.0 for i in range(4)}, **{f"r{i}": 1.0 for i in range(4)}}
+    pools = {f"l{i}": "local" for i in range(4)}
+    m, sched = predict.list_schedule(d, {}, 8, pools=pools, capacity={"local": 1})
+    assert m == pytest.approx(4.0)
+    assert sorted(sched[f"l{i}"][0] for i in range(4)) == pytest.approx([0.0, 1.0, 2.0, 3.0])
+    assert all(sched[f"r{i}"][0] == 0.0 for i in range(4))
+    # without the pool, 8 cores run all at once
+    assert predict.list_schedule(d, {}, 8)[0] == pytest.approx(1.0)
+    # the remote pool is the bottleneck the other way round
+    m, _ = predict.list_schedule(d, {}, 1, pools=pools, capacity={"local": 4})
+    assert m == pytest.approx(4.0)
+
+
+def test_pools_do_not_lend_cores():
+    # a free local core must not run a remote job, nor a free remote core a local one
+    d = {"split": 2.0, **{f"p{i}": 1.0 for i in range(4)}, "merge": 0.5, "other": 3.0}
+    deps = {**{f"p{i}": {"split"} for i in range(4)}, "merge": {f"p{i}" for i in range(4)}}
+    pools = {"split": "local", "merge": "local", "other": "local"}
+    m, sched = predict.list_schedule(d, deps, 2, pools=pools, capacity={"local": 1})
+    # local core: split (0-2, highest bottom level), other (2-5), merge after it (5-5.5);
+    # remote: p0..p3 on 2 cores from 2 to 4
+    assert sched["split"] == (0.0, 2.0)
+    assert sched["other"] == (2.0, 5.0)
+    assert max(sched[f"p{i}"][1] for i in range(4)) == pytest.approx(4.0)
+    assert sched["merge"] == (5.0, 5.5)
+    assert m == pytest.approx(5.5)
+    # two local cores: "other" runs beside split, merge right after the partitions
+    m2, sched2 = predict.list_schedule(d, deps, 2, pools=pools, capacity={"local": 2})
+    assert sched2["merge"] == (4.0, 4.5) and m2 == pytest.approx(4.5)
+
+
+def test_pools_rejected_without_capacity():
+    with pytest.raises(ValueError):
+        predict.list_schedule({"a": 1.0}, {}, 2, pools={"a": "local"})
+    with pytest.raises(ValueError):
+        predict.list_schedule({"a": 1.0}, {}, 2, pools={"a": "local"}, capacity={"local": 0})
+
+
 def test_cycle_and_unknown_dependency_rejected():
     with pytest.raises(ValueError):
         predict.list_schedule({"a": 1.0}, {"a": {"zz"}}, 2)
