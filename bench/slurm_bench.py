@@ -16,12 +16,13 @@ Method
    bitcode size of the largest other object (mtpc-link splits modules with more bytes).
 3. Per repeat (--repeat, interleaved: the order of the links rotates each repeat), for each
    workload:
-   - plain: the plain ThinLTO backend of the large module, measured here: mtpc-link
-     --executor=local --partitions=1 --jobs=1 (nothing split, one edge at a time), the
-     duration of that module's backend edge in the inner .ninja_log (the edge is mtpc-link's
-     --backend-step around `clang -c -x ir big.o -fthinlto-index=...`);
+   - plain: the plain ThinLTO backend of the large module: mtpc-link --executor=slurm
+     --partitions=1 (nothing split), that module's backend compile on a node;
    - K in --partitions: mtpc-link --executor=slurm --partitions=K --threshold=T in the
      cluster's namespace; its wall (the link on this cluster, salloc and scancel included).
+   Every Slurm link takes a one-CPU allocation (--slurm-arg=--ntasks=1): the edges run one at
+   a time, so that no compile shares this machine's two cores with another and each edge's
+   time is its own (the plan is still made for 16 CPUs, mtpc-link's Slurm default).
    Every link starts from nothing: the inner directory <output>.mtpc/, the output and the
    plan cache (--cache, one per link) are removed first, so the thin link, split, every
    compile and merge run. Each program's output is compared with the plain link's.
@@ -33,9 +34,9 @@ Method
 5. Predicted makespan of each Slurm link on N one-core nodes (--predict-nodes, default
    4,16,64), by list scheduling (bench/predict.py) over the inner build's dependency graph
    (`ninja -t graph`, dyndep included: predict.ninja_graph_inputs, edge_dependencies):
-   - a remote edge (a backend or slot compile in edges.log) lasts its compile time on the
-     node (end - start of its successful try) plus the run's median out + back, and runs on
-     any of the N nodes;
+   - a remote edge (a backend or slot compile in edges.log) lasts its compile's CPU seconds
+     on the node (edges.log, its successful try) plus the run's median out + back, and runs
+     on any of the N nodes; the plain backend is measured the same way;
    - a local edge (thin link, split, merge, final link) keeps its .ninja_log duration and
      runs in a pool of --local-cores cores (default 2: this machine).
    Reported per workload and K: median (min-max) over the repeats of each prediction, the
@@ -44,10 +45,9 @@ Method
    partitions, 16 nodes: >= 8x). As a check of the model, the same prediction on the test
    cluster's own nodes beside the measured inner build.
 
-Limits: the test cluster's nodes are namespaces of this machine, so the remote compiles, the
-local steps and srun share its cores (the measured compile and local times include that
-contention, which is why the link's wall here is no prediction of a real cluster); the
-overhead is that of a cluster on one host (no network, no shared-filesystem latency).
+Limits: the test cluster's nodes are namespaces of this machine (the link's wall here, one
+edge at a time, is no prediction of a real cluster); the overhead is that of a cluster on one
+host (no network, no shared-filesystem latency).
 
   bench/slurm_bench.py [--workloads sqlite,synth] [--partitions 16,64] [--repeat 3]
                        [--lines 80000] [--json OUT]
@@ -200,18 +200,17 @@ def module_edge(edges, large):
     return found[0]
 
 
-def plain_link(w, clang, mtpc_link, d):
-    """The large module's plain ThinLTO backend, here, alone: (seconds, link wall, output)."""
-    d.mkdir(parents=True, exist_ok=True)
-    out, cache = d / "prog", d / "plans.sqlite"
-    fresh(out, cache)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLURM_", "MTPC_SLURM"))}
-    m = lib.run_measured([mtpc_link, "--executor=local", "--partitions=1", "--jobs=1",
-                          "--quiet", "--cache", cache, "--", *w.link_cmd(clang, out)], env=env)
-    edges, _ = ninja_edges(pathlib.Path(str(out) + ".mtpc"))
+def plain_link(w, clang, mtpc_link, cluster, d):
+    """The large module's plain ThinLTO backend: a Slurm link with one partition (nothing
+    split), measured like the partitions, as CPU seconds on the node: (result, output)."""
+    res, output = slurm_link(w, 1, clang, mtpc_link, cluster, d)
+    inner = pathlib.Path(str(d / "prog") + ".mtpc")
+    edges, _ = ninja_edges(inner)
     e = module_edge(edges, w.large)
-    return {"backend": e.seconds, "wall": m.wall, "edge": e.name}, program_output(w, out)
+    cpu = next(x["remote_compile"] for x in res["edges"] if x["name"] == e.name)
+    if cpu is None:
+        raise lib.BenchError(f"the backend of {w.large.name} did not run on the cluster")
+    return {"backend": cpu, "wall": res["wall"], "edge": e.name}, output
 
 
 def read_edges_log(inner):
@@ -221,11 +220,11 @@ def read_edges_log(inner):
         return rows
     for line in path.read_text().splitlines():
         f = line.split()
-        if len(f) != 8:
+        if len(f) != 9:
             continue
         rows.append({"object": f[0], "node": f[1], "try": int(f[2]), "ready": float(f[3]),
                      "start": float(f[4]), "end": float(f[5]), "back": float(f[6]),
-                     "exit": int(f[7])})
+                     "exit": int(f[7]), "cpu": float(f[8])})
     return rows
 
 
@@ -259,7 +258,10 @@ def slurm_link(w, k, clang, mtpc_link, cluster, d):
     inner = pathlib.Path(str(out) + ".mtpc")
     waits0 = ctl_wait_lines(cluster)
     m = lib.run_measured(cluster.cmd_prefix() + [
-        mtpc_link, "--executor=slurm", f"--partitions={k}", f"--threshold={w.threshold}",
+        # --ntasks=1: one compile at a time, so that no compile shares this machine's cores
+        # with another and each edge's time is its own (the plan still assumes 16 CPUs).
+        mtpc_link, "--executor=slurm", "--slurm-arg=--ntasks=1", f"--partitions={k}",
+        f"--threshold={w.threshold}",
         "--quiet", "--cache", cache, "--", *w.link_cmd(clang, out)], env=cluster.env())
     text = m.stdout + m.stderr
     if "building locally" in text:
@@ -276,7 +278,8 @@ def slurm_link(w, k, clang, mtpc_link, cluster, d):
         if r["exit"] >= 0:
             r["out"] = r["start"] - r["ready"]
             r["back_s"] = r["back"] - r["end"]
-            r["compile"] = r["end"] - r["start"]
+            r["compile_wall"] = r["end"] - r["start"]
+            r["compile"] = r["cpu"]   # CPU seconds on the node: what the prediction uses
             name = names.get(r["object"])
             if name is None:
                 raise lib.BenchError(f"edges.log object {r['object']} not in {inner}/.ninja_log")
@@ -349,8 +352,8 @@ def run(args):
                          "predict_nodes": args.predict_nodes, "local_cores": args.local_cores,
                          "clang": clang, "mtpc_link": mtpc_link,
                          "host_cpus": os.cpu_count(),
-                         "plain": "mtpc-link --executor=local --partitions=1 --jobs=1: the "
-                                  "large module's backend edge in .ninja_log"},
+                         "plain": "mtpc-link --executor=slurm --partitions=1: CPU seconds of "
+                                  "the large module's backend on the node (edges.log)"},
             "workloads": {}}
     for w in workloads:
         data["workloads"][w.name] = {"large": w.large.name, "threshold": w.threshold,
@@ -371,7 +374,7 @@ def run(args):
                 for c in order:
                     d = work / "links" / w.name / str(c)
                     if c == "plain":
-                        res, outputs[c] = plain_link(w, clang, mtpc_link, d)
+                        res, outputs[c] = plain_link(w, clang, mtpc_link, cluster, d)
                         wd["plain"].append(res)
                         log(f"[{r + 1}/{args.repeat}] {w.name} plain: backend of "
                             f"{w.large.name} {res['backend']:.2f} s")

@@ -341,8 +341,9 @@ static void log_edge(const char *dir, const char *what, const struct node_status
 		     double ready, double back)
 {
 	char *path = xasprintf("%s/" SLURM_EDGES_LOG, dir);
-	char *line = xasprintf("%s %s %d %.6f %.6f %.6f %.6f %d\n", what, ns->node[0] ? ns->node : "-",
-			       try, ready, ns->start, ns->end, back, ns->exit);
+	char *line = xasprintf("%s %s %d %.6f %.6f %.6f %.6f %d %.6f\n", what,
+			       ns->node[0] ? ns->node : "-", try, ready, ns->start, ns->end, back,
+			       ns->exit, ns->cpu);
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
 	if (fd >= 0) {
 		ssize_t w = write(fd, line, strlen(line));

@@ -28,9 +28,10 @@
 #define SLURM_ENV_DIR "MTPC_SLURM_DIR"   /* <inner>/slurm: status files, edges.log */
 #define SLURM_ENV_TRIES "MTPC_SLURM_TRIES"
 /* One line per remote compile, for tests and the dispatch benchmark:
- * "<object> <node> <try> <ready> <start> <end> <back> <exit>", the times in
- * seconds since the epoch: ready when the step asked srun, start and end of
- * the compile on the node, back when srun returned. */
+ * "<object> <node> <try> <ready> <start> <end> <back> <exit> <cpu>", the
+ * times in seconds since the epoch: ready when the step asked srun, start
+ * and end of the compile on the node, back when srun returned; cpu: the
+ * compile's CPU seconds on the node (exit -1, cpu 0: it did not finish). */
 #define SLURM_EDGES_LOG "edges.log"
 
 /* Default tries of one compile on the cluster before it runs locally. */

@@ -47,9 +47,11 @@ def test_slurm_bench_smoke(tmp_path):
     assert p["4"] >= p["16"] >= p["64"], p
     # the critical path bounds every prediction from below
     assert p["64"] >= link["critical_path"]["length"] - 1e-9
-    assert link["nodes_used"] == ["n1", "n2"], link["nodes_used"]
+    # one-CPU allocations (one compile at a time): one node or the other, never this machine
+    assert link["nodes_used"] and set(link["nodes_used"]) <= {"n1", "n2"}, link["nodes_used"]
     run = link["runs"][0]
-    assert {e["node"] for e in run["remote_edges"]} == {"n1", "n2"}
+    assert {e["node"] for e in run["remote_edges"]} <= {"n1", "n2"}
+    assert all(e["cpu"] > 0 for e in run["remote_edges"])
     assert all(e["exit"] == 0 for e in run["remote_edges"])
     # every remote compile is an edge of the inner build, and so are the local steps
     kinds = {e["kind"] for e in run["edges"]}

@@ -52,6 +52,7 @@ def edges(inner):
     if not log.exists():
         return []
     rows = [l.split() for l in log.read_text().splitlines() if l.strip()]
+    assert all(len(r) == 9 and (float(r[8]) > 0) == (int(r[7]) >= 0) for r in rows), rows
     return [(r[0], r[1], int(r[2]), int(r[7])) for r in rows]
 
 
