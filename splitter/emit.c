@@ -178,6 +178,16 @@ static char *transform(LLVMModuleRef m, const struct module_info *mi, const stru
 			return r;
 		}
 	}
+	/* Debug info of the variables this partition defines, before any of
+	 * them becomes a declaration (which drops its !dbg). */
+	LLVMValueRef *defs = xmalloc((n + 1) * sizeof *defs);
+	unsigned ndefs = 0;
+	for (int i = 0; i < n; i++)
+		if (mi->syms[i].kind == SYM_VAR && mi->syms[i].role != ROLE_DECL &&
+		    (member[i] == M_OWN || member[i] == M_CARRY))
+			defs[ndefs++] = vals[i];
+	mtpc_restrict_cu_lists(m, defs, ndefs, p == 0);
+	free(defs);
 	ptrmap index;
 	ptrmap_init(&index);
 	for (int i = 0; i < n; i++)

@@ -360,3 +360,37 @@ extern "C" char *mtpc_placeholder_checksums(LLVMModuleRef module, char **error)
 		text += l;
 	return dup_message(text);
 }
+
+extern "C" void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defined, unsigned n,
+				       int first)
+{
+	Module &M = *unwrap(module);
+	SmallPtrSet<const Metadata *, 32> here, attached;
+	SmallVector<DIGlobalVariableExpression *, 1> gves;
+	for (GlobalVariable &gv : M.globals()) {
+		gves.clear();
+		gv.getDebugInfo(gves);
+		attached.insert(gves.begin(), gves.end());
+	}
+	for (unsigned i = 0; i < n; i++) {
+		gves.clear();
+		cast<GlobalVariable>(unwrap(defined[i]))->getDebugInfo(gves);
+		here.insert(gves.begin(), gves.end());
+	}
+	LLVMContext &ctx = M.getContext();
+	for (DICompileUnit *cu : M.debug_compile_units()) {
+		SmallVector<Metadata *, 16> keep;
+		DIGlobalVariableExpressionArray all = cu->getGlobalVariables();
+		for (DIGlobalVariableExpression *e : all)
+			if (here.count(e) || (first && !attached.count(e)))
+				keep.push_back(e);
+		if (keep.size() != all.size())
+			cu->replaceGlobalVariables(keep.empty() ? nullptr : MDTuple::get(ctx, keep));
+		if (!first) {
+			if (!cu->getEnumTypes().empty())
+				cu->replaceEnumTypes(nullptr);
+			if (!cu->getRetainedTypes().empty())
+				cu->replaceRetainedTypes(nullptr);
+		}
+	}
+}

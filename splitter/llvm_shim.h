@@ -76,6 +76,18 @@ int mtpc_summary_cost(const char *path, long long *insts, long long *functions, 
  * (malloc'ed, "" if none), or NULL with *error (heap) set. */
 char *mtpc_placeholder_checksums(LLVMModuleRef module, char **error);
 
+/* Keep in each compile unit of a partition only the debug info this
+ * partition emits: the C API cannot read or replace a DICompileUnit's lists
+ * (DIBuilder writes them once). Every partition starts with the whole
+ * unit's list of global variables, so each would describe every global of
+ * the file (again), and any edit that moves one global's line would change
+ * every partition's bitcode. Keeps the entries of the global variables in
+ * defined[0..n) (those the partition defines); entries of variables the
+ * module does not have (optimized away before the split), and the unit's
+ * enum and retained type lists, only when first is set (partition 0).
+ * Call on the module as it was read, before its globals change. */
+void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defined, unsigned n, int first);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,3 +38,50 @@ def dwarf_errors(obj):
     if "Errors detected" in out and not kinds:
         bad.append(out[-2000:])
     return bad
+
+
+# A module whose globals (with their debug info) come last: a line added above them, below
+# every function, moves only what the partition owning the globals describes.
+SHIFT_SRC = r"""
+extern int tail_counter;
+#define BODY(k) int a = n; for (int i = 0; i < 8; i++) { a = a * 31 + i * k + tail_counter; \
+    if (a % (k + 3) == 0) a ^= i; else a -= k; } return a % 10007
+__attribute__((noinline)) int f1(int n) { BODY(1); }
+__attribute__((noinline)) int f2(int n) { BODY(2); }
+__attribute__((noinline)) int f3(int n) { BODY(3); }
+__attribute__((noinline)) int f4(int n) { BODY(4); }
+__attribute__((noinline)) int f5(int n) { BODY(5); }
+__attribute__((noinline)) int f6(int n) { BODY(6); }
+enum tail_kind { TAIL_A = 1, TAIL_B = 2 };
+/*SHIFT*/
+int tail_counter = 5;
+static int tail_static = 7;
+int tail_use(int x) { tail_static += x; return tail_static + tail_counter + TAIL_B; }
+"""
+
+
+def test_line_shift_below_a_partition_leaves_it_unchanged(tmp_path):
+    """Each compile unit of a partition lists only the global variables it defines (and the
+    unit's enums once, in partition 0): before, every partition carried the whole file's
+    list, so a line added above any global changed every partition, and the merged object
+    described each global once per partition."""
+    parts = {}
+    for name, src in (("a", SHIFT_SRC), ("b", SHIFT_SRC.replace("/*SHIFT*/", "\n"))):
+        (tmp_path / "shift.c").write_text(src)   # one file, edited: same name, same directory
+        bc = sl.to_bitcode(tmp_path / "shift.c", tmp_path / f"{name}.bc", cflags=["-g"])
+        merged, plan, _, _ = sl.split_and_merge(bc, tmp_path / name, 4,
+                                                extra=["--placeholder-checksums"])
+        parts[name] = plan["partitions"]
+        assert not dwarf_errors(merged), dwarf_errors(merged)
+        # Each global is described once, with its location, where it is defined.
+        info = run([llvm_tool("llvm-dwarfdump"), "--debug-info", merged]).stdout
+        for g in ("tail_counter", "tail_static"):
+            assert info.count(f'DW_AT_name\t("{g}")') == 1, g
+        assert info.count('DW_AT_name\t("tail_kind")') == 1
+    assert [p["owned"] for p in parts["a"]] == [p["owned"] for p in parts["b"]]
+    moved = {"tail_counter", "tail_static", "tail_use"}
+    same = [i for i, p in enumerate(parts["a"]) if not moved & set(p["owned"])]
+    assert same and len(same) < len(parts["a"]), parts["a"]
+    for i in range(len(parts["a"])):
+        a, b = (tmp_path / n / f"p{i}.bc" for n in "ab")
+        assert (a.read_bytes() == b.read_bytes()) == (i in same), (i, parts["a"][i]["owned"])
