@@ -123,7 +123,8 @@ def edit_text(lines, d, k, kind):
     kind 'const' adds 1 to the first decimal literal of the body; kind 'asm' appends a no-op
     `__asm__ volatile("# mtpc-edit K");` to the line that opens the body (this also changes
     the function's inferred attributes, e.g. memory effects, which callers' declarations in
-    other partitions carry). None if the function has no suitable line."""
+    other partitions carry); kind 'line' is 'const' plus an empty line added after the edited
+    one, so that every line below it moves. None if the function has no suitable line."""
     out = list(lines)
     if kind == "asm":
         out[d[1]] = lines[d[1]].rstrip("\n").rstrip() + \
@@ -134,6 +135,8 @@ def edit_text(lines, d, k, kind):
         return None, None
     m = LITERAL.search(lines[j])
     out[j] = lines[j][:m.start()] + str(int(m.group(1)) + 1) + lines[j][m.end():]
+    if kind == "line":
+        out[j] += "\n"
     return "".join(out), j
 
 
@@ -702,10 +705,11 @@ def main(argv=None):
     ap.add_argument("--edits", type=int, default=3,
                     help="number of one-function edits, each to a different function, "
                     "each measured on its own (default 3)")
-    ap.add_argument("--edit-kind", choices=("const", "asm"), default="const",
+    ap.add_argument("--edit-kind", choices=("const", "asm", "line"), default="const",
                     help="const: add 1 to the first decimal literal of the function body "
                     "(default); asm: append a no-op asm statement to the line opening the body "
-                    "(also changes the function's inferred attributes)")
+                    "(also changes the function's inferred attributes); line: const plus an "
+                    "empty line after it (every line below moves)")
     ap.add_argument("-r", "--repeat", type=int, default=3, help="repeats (default 3)")
     ap.add_argument("--no-feedback", action="store_true", help="skip measurement 3")
     ap.add_argument("--no-incremental", action="store_true", help="skip measurement 2")
