@@ -166,23 +166,11 @@ static void clear_status_files(const char *dir)
 		closedir(d);
 }
 
-int slurm_begin(struct slurm *s, const struct slurm_opts *o, int want, const char *inner)
+/* salloc for want CPUs (fewer if fewer are idle, unless the user's words
+ * size it). Returns the job id (heap), or NULL after one warning (none
+ * after Ctrl-C). */
+static char *allocate(const struct slurm_opts *o, int want)
 {
-	memset(s, 0, sizeof s[0]);
-	unsetenv(SLURM_ENV_JOB);
-	if (!o->on)
-		return -1;
-	s->job_file = xasprintf("%s/slurm.job", inner);
-	catch_signals(1);
-	cancel_stale(s->job_file);
-	char *salloc = proc_which("salloc"), *srun = proc_which("srun");
-	int have = salloc && srun;
-	free(salloc);
-	free(srun);
-	if (!have) {
-		mtpc_warn("Slurm executor: salloc or srun not found on PATH; building locally");
-		return -1;
-	}
 	int user_sized = 0;
 	for (size_t i = 0; i < o->args.n; i++)
 		user_sized |= sizes_allocation(o->args.v[i]);
@@ -221,23 +209,43 @@ int slurm_begin(struct slurm *s, const struct slurm_opts *o, int want, const cha
 	strv_free(&argv);
 	free(wait_s);
 	free(imm);
-	if (!job && caught) {
+	return job;
+}
+
+int slurm_begin(struct slurm *s, const struct slurm_opts *o, int want, const char *inner)
+{
+	memset(s, 0, sizeof s[0]);
+	unsetenv(SLURM_ENV_JOB);
+	if (!o->on)
+		return -1;
+	s->job_file = xasprintf("%s/slurm.job", inner);
+	catch_signals(1);
+	cancel_stale(s->job_file);
+	char *salloc = proc_which("salloc"), *srun = proc_which("srun");
+	int have = salloc && srun;
+	free(salloc);
+	free(srun);
+	if (!have) {
+		mtpc_warn("Slurm executor: salloc or srun not found on PATH; building locally");
+		return -1;
+	}
+	s->job = allocate(o, want);
+	if (!s->job && caught) {
 		/* Ctrl-C while waiting: stop now, not after a local build. */
 		int sig = caught;
 		catch_signals(0);
 		raise(sig);
 	}
-	if (!job)
+	if (!s->job)
 		return -1;
-	s->job = job;
-	mtpc_write_file(s->job_file, job, strlen(job), 0);
-	s->cpus = job_cpus(job);
+	mtpc_write_file(s->job_file, s->job, strlen(s->job), 0);
+	s->cpus = job_cpus(s->job);
 	if (s->cpus < 1)
 		s->cpus = 1;
 	char *dir = xasprintf("%s/slurm", inner), *tries = xasprintf("%d", o->tries);
 	clear_status_files(dir);
 	mtpc_mkdir_p(dir);
-	setenv(SLURM_ENV_JOB, job, 1);
+	setenv(SLURM_ENV_JOB, s->job, 1);
 	setenv(SLURM_ENV_DIR, dir, 1);
 	setenv(SLURM_ENV_TRIES, tries, 1);
 	free(dir);
