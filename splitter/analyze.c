@@ -438,8 +438,13 @@ static void uf_union(int *p, int a, int b)
 		p[a] = b;
 }
 
-/* Tarjan's SCC over owned functions' direct calls, iterative. Unions each SCC. */
-static void union_sccs(struct module_info *mi, int *uf)
+/* Tarjan's SCC over owned functions' direct calls, iterative. Unions each
+ * SCC, except one costing more than limit (> 0), which is left cut into
+ * its functions: calls between partitions are ordinary calls to promoted
+ * symbols, recursion included, so only balance asks to keep an SCC whole,
+ * and an SCC larger than a partition's share is what stops the balance.
+ * The partitioner still sees the calls inside it as affinity edges. */
+static void union_sccs(struct module_info *mi, int *uf, long limit)
 {
 	int n = mi->nsyms;
 	int *idx = xmalloc(n * sizeof *idx), *low = xmalloc(n * sizeof *low);
@@ -476,12 +481,19 @@ static void union_sccs(struct module_info *mi, int *uf)
 				continue;
 			}
 			if (low[v] == idx[v]) {
-				int w;
-				do {
-					w = stack[--sp];
+				long cost = 0;
+				int first = sp;
+				do
+					cost += mi->syms[stack[--first]].cost;
+				while (stack[first] != v);
+				int cut = limit > 0 && cost > limit && sp - first > 1;
+				mi->ncut_sccs += cut;
+				while (sp > first) {
+					int w = stack[--sp];
 					onstack[w] = 0;
-					uf_union(uf, v, w);
-				} while (w != v);
+					if (!cut)
+						uf_union(uf, v, w);
+				}
 			}
 			csp--;
 			if (csp) {
@@ -782,7 +794,13 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w, 
 			uf_union(uf, f, u);
 	}
 	join_symver_removed(mi, uf);
-	union_sccs(mi, uf);
+	long owned = 0;
+	for (int i = 0; i < n; i++)
+		if (S[i].role == ROLE_OWNED && S[i].kind == SYM_FUNC)
+			owned += S[i].cost;
+	long limit = opt->scc_cut > 0 && opt->partitions > 1
+			     ? (long)(opt->scc_cut * (double)owned / opt->partitions) : 0;
+	union_sccs(mi, uf, limit);
 	join_single_caller_locals(mi, uf, opt->join_limit, opt->join_growth);
 	free(comdat_first);
 

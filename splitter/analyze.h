@@ -94,6 +94,7 @@ struct module_info {
 	char *module_id;
 	int has_asm;
 	int nstable;          /* symbols given edit-stable names */
+	int ncut_sccs;        /* SCCs cut by analyze_opts.scc_cut */
 	/* `.symver target, name@V` directives of module asm: the versioned symbol
 	 * takes the binding of its target, so when the target is promoted the
 	 * versioned name must be made local again at the merge too. */
@@ -119,6 +120,10 @@ struct analyze_opts {
 	long const_dup_limit; /* largest local constant (bytes) carried by every partition
 	                         reading it; bigger ones are owned once and copied
 	                         available_externally (partition.c) */
+	double scc_cut;       /* a call-graph SCC costing more than scc_cut x (module cost /
+	                         partitions) is not kept whole: its functions become units
+	                         of their own, still tied by affinity edges (0: never) */
+	int partitions;       /* the N that scc_cut divides by */
 };
 
 /* The global value under constant casts (aliasees, llvm.used and ctor

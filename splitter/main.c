@@ -84,6 +84,10 @@ static void usage(FILE *f)
 		"                            statics up to F times its own cost: the inlining of\n"
 		"                            the unsplit build, at the price of a bigger critical\n"
 		"                            partition (default 0; see docs/splitter.md)\n"
+		"      --scc-cut F           a call-graph cycle (SCC) costing more than F times a\n"
+		"                            partition's share (module / N) is cut into its\n"
+		"                            functions, so that it cannot hold up the balance;\n"
+		"                            the rest stay whole (default 1; 0: never cut)\n"
 		"      --weights W,W,...     relative target sizes of the partitions, the first the\n"
 		"                            largest (e.g. 57,43: mtpc-link gives a partition\n"
 		"                            that will start behind another module's backend\n"
@@ -131,7 +135,7 @@ struct options {
 	char **inputs; /* --print-cost: every operand */
 	int ninputs;
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit, const_dup_limit;
-	double join_growth;
+	double join_growth, scc_cut;
 	double copy_budget, crit_copy_budget, slack, local_dup_budget;
 	double *weights; /* --weights, or NULL */
 	int nweights;
@@ -188,7 +192,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PLACEHOLDERS };
+	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PLACEHOLDERS };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -204,6 +208,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"dup-limit", required_argument, 0, O_DUP_LIMIT},
 		{"balance-slack", required_argument, 0, O_SLACK},
 		{"join-limit", required_argument, 0, O_JOIN_LIMIT},
+		{"scc-cut", required_argument, 0, O_SCC_CUT},
 		{"join-growth", required_argument, 0, O_JOIN_GROWTH},
 		{"local-dup-limit", required_argument, 0, O_LOCAL_DUP_LIMIT},
 		{"local-dup-budget", required_argument, 0, O_LOCAL_DUP_BUDGET},
@@ -223,7 +228,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{0, 0, 0, 0},
 	};
 	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
-			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 0, .const_dup_limit = 64, .copy_budget = 0.10, .crit_copy_budget = 0.04, .slack = 0.02,
+			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 0, .const_dup_limit = 64, .copy_budget = 0.10, .crit_copy_budget = 0.04, .slack = 0.02, .scc_cut = 1.0,
 			      .local_dup_budget = 0.03};
 	int c;
 	opterr = 0;
@@ -250,6 +255,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_SLACK: o->slack = parse_double("--balance-slack", optarg, 0, 10); break;
 		case O_JOIN_LIMIT: o->join_limit = parse_long("--join-limit", optarg, 0, 1L << 30); break;
 		case O_JOIN_GROWTH: o->join_growth = parse_double("--join-growth", optarg, 0, 100); break;
+		case O_SCC_CUT: o->scc_cut = parse_double("--scc-cut", optarg, 0, 1000); break;
 		case O_LOCAL_DUP_BUDGET:
 			o->local_dup_budget = parse_double("--local-dup-budget", optarg, 0, 10);
 			break;
@@ -475,10 +481,11 @@ static char *options_key(const struct options *o, char hash[MTPC_HASH_HEX_LEN + 
 {
 	char *text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g "
 			       "critical-copy-budget=%g dup-limit=%ld balance-slack=%g join-limit=%ld "
-			       "join-growth=%g local-dup-limit=%ld local-dup-budget=%g const-dup-limit=%ld",
+			       "join-growth=%g local-dup-limit=%ld local-dup-budget=%g const-dup-limit=%ld "
+			       "scc-cut=%g",
 			       ALGORITHM, o->partitions, o->min_cost, o->copy_limit, o->copy_budget,
 			       o->crit_copy_budget, o->dup_limit, o->slack, o->join_limit, o->join_growth,
-			       o->local_dup_limit, o->local_dup_budget, o->const_dup_limit);
+			       o->local_dup_limit, o->local_dup_budget, o->const_dup_limit, o->scc_cut);
 	for (int i = 0; i < o->nweights; i++) {
 		char *t = xasprintf("%s%s%g", text, i ? "," : " weights=", o->weights[i]);
 		free(text);
@@ -533,7 +540,7 @@ static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed 
 	if (seed)
 		plan_seed_weigh(seed, o->weights, o->nweights);
 	struct analyze_opts aopt = {o->dup_limit, o->join_limit, o->local_dup_limit, o->join_growth,
-				    o->const_dup_limit};
+				    o->const_dup_limit, o->scc_cut, o->partitions};
 	analyze_module(m, &aopt, mi);
 	struct partition_opts popt = {
 		.max_partitions = o->partitions, .min_cost = o->min_cost, .copy_limit = o->copy_limit,
@@ -639,10 +646,10 @@ static void print_stats(const struct options *o, const struct module_info *mi,
 	}
 	double now = mtpc_now();
 	fprintf(stderr,
-		"mtpc-split: %s: %d partitions, %d functions (%d dead), %d units, largest unit %.1f%%, "
-		"%d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s "
+		"mtpc-split: %s: %d partitions, %d functions (%d dead), %d units, %d SCCs cut, "
+		"largest unit %.1f%%, %d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s "
 		"(load%s %.2f, hash + cache %.2f, plan %.2f, emit %.2f, write %.2f)\n",
-		o->input, plan->n, mi->nfuncs_defined, mi->ndead, mi->nunits,
+		o->input, plan->n, mi->nfuncs_defined, mi->ndead, mi->nunits, mi->ncut_sccs,
 		mi->total_cost ? 100.0 * plan->largest_unit / mi->total_cost : 0.0, plan->npromoted,
 		plan->nshared_dups, plan->ncopies,
 		mi->total_cost ? 100.0 * (sum - mi->total_cost) / mi->total_cost : 0.0,

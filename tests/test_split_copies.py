@@ -58,7 +58,8 @@ def module_bc(tmp_path_factory):
 
 
 def split_plan(bc, outdir, *extra):
-    sl.split(bc, outdir, 4, "--no-seed", *extra)
+    # --scc-cut 0: the SCC stays one unit, bigger than a fair share (the default would cut it)
+    sl.split(bc, outdir, 4, "--no-seed", "--scc-cut", "0", *extra)
     return json.loads((outdir / "plan.json").read_text())
 
 
@@ -136,3 +137,17 @@ def test_fresh_plan_balances_cost_with_copies(synthetic_bc, tmp_path, n, limit):
     # the partition with the largest own cost is the critical one: the others stay below it
     crit = max(range(n), key=lambda p: parts[p]["cost"])
     assert all(totals[p] <= totals[crit] for p in range(n)), totals
+
+
+def test_oversized_scc_is_cut_by_default(module_bc, tmp_path):
+    """Issue #13: by default (--scc-cut 1) an SCC bigger than a fair share is cut into its
+    functions, which spread over the partitions; the merged object still defines exactly the
+    unsplit globals."""
+    sl.split(module_bc, tmp_path / "a", 4, "--no-seed")
+    plan = json.loads((tmp_path / "a" / "plan.json").read_text())
+    holders = {q["index"] for q in plan["partitions"] for f in q["owned"] if f.startswith("big")}
+    assert len(holders) >= 2, plan["partitions"]
+    assert plan["stats"]["largest_unit_cost"] <= plan["stats"]["total_cost"] / 4
+    merged, _, _, localize = sl.split_and_merge(module_bc, tmp_path / "m", 4)
+    unsplit = sl.compile_ir(module_bc, tmp_path / "unsplit.o")
+    assert sl.check_symbols(unsplit, merged, module_bc, localize) == []

@@ -40,17 +40,25 @@ def test_fixtures_present():
         assert fx.hazards or fx.name == "scc_switch_varargs", f"{fx.path}: no HAZARD header"
         for nums, _ in fx.hazards:
             covered |= {int(x) for x in nums.replace(",", " ").split()}
-    assert covered >= set(range(1, 14)), f"hazards without a fixture: {set(range(1, 14)) - covered}"
+    assert covered >= set(range(1, 15)), f"hazards without a fixture: {set(range(1, 15)) - covered}"
 
 
-@pytest.mark.parametrize("fx,n", [(fx, n) for fx in FIXTURES for n in NS],
-                         ids=[f"{fx.name}-N{n}" for fx in FIXTURES for n in NS])
-def test_split_matrix(builder, fx, n):
+# Forced cuts (issue #13): every call-graph cycle cut into its functions, at a small and a
+# large N, on every fixture.
+FORCED = ("--scc-cut", "0.000001")
+
+
+@pytest.mark.parametrize("fx,n,extra",
+                         [(fx, n, ()) for fx in FIXTURES for n in NS]
+                         + [(fx, n, FORCED) for fx in FIXTURES for n in (2, 16)],
+                         ids=[f"{fx.name}-N{n}" for fx in FIXTURES for n in NS]
+                         + [f"{fx.name}-N{n}-cut" for fx in FIXTURES for n in (2, 16)])
+def test_split_matrix(builder, fx, n, extra):
     ref = builder.reference(fx)
-    work = fresh(builder.fixture_dir(fx) / f"N{n}")
+    work = fresh(builder.fixture_dir(fx) / f"N{n}{'-cut' if extra else ''}")
     merged, problems = [], []
     for i, bc in enumerate(ref["bcs"]):
-        out, plan, _, localize = sl.split_and_merge(bc, work / f"m{i}", n, fx.shared)
+        out, plan, _, localize = sl.split_and_merge(bc, work / f"m{i}", n, fx.shared, extra)
         if n >= 2:
             want = min(fx.min_parts, n)
             assert len(plan["partitions"]) >= want, \
@@ -78,7 +86,7 @@ def test_split_matrix(builder, fx, n):
     cmd, lib = sl.link_program(fx, merged, work, ref["main_obj"])
     rc, out = sl.run_program(cmd)
     assert out == ref["out"], f"program output differs from the unsplit build\n" \
-                              f"--- unsplit\n{ref['out']}--- split N={n}\n{out}"
+                              f"--- unsplit\n{ref['out']}--- split N={n} {extra}\n{out}"
     assert rc == ref["rc"]
     if lib:
         assert sl.dynamic_exports(lib) == ref["exports"], "shared library exports differ"
