@@ -365,11 +365,13 @@ static void log_edge(const char *dir, const char *what, const struct node_status
 /* Is name one of the comma-separated names in list (may be NULL)? */
 static int in_list(const char *list, const char *name)
 {
-	size_t n = strlen(name);
-	for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
-		if (strcspn(p, ",") == n && !strncmp(p, name, n))
-			return 1;
-	return 0;
+	if (!list)
+		return 0;
+	char *hay = xasprintf(",%s,", list), *needle = xasprintf(",%s,", name);
+	int hit = strstr(hay, needle) != NULL;
+	free(hay);
+	free(needle);
+	return hit;
 }
 
 int slurm_run(char *const *cmd, const struct proc_io *io, const char *what)
@@ -388,7 +390,7 @@ int slurm_run(char *const *cmd, const struct proc_io *io, const char *what)
 		struct strv argv = {0};
 		/* One task on one CPU of one node; --exclusive: CPUs no other
 		 * step uses; --quit-on-interrupt: Ctrl-C ends the step at once. */
-		strv_addown(&argv, xasprintf("srun"));
+		strv_add(&argv, "srun");
 		strv_addown(&argv, xasprintf("--jobid=%s", job));
 		strv_addl(&argv, "--exclusive", "-n1", "-N1", "-c1", "--quiet", "--quit-on-interrupt",
 			  "--job-name=mtpc", NULL);
