@@ -134,6 +134,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	const char *dir = m->dir;
 	char *dd = xasprintf("%s/split.dd", dir), *nfile = xasprintf("%s/split.n", dir);
 	char *sums = xasprintf("%s/parts/" STEPS_CHECKSUMS, dir);
+	char *lines = xasprintf("%s/parts/" STEPS_LINES, dir);
 	char *backend = xasprintf("%s/backend.o", dir), *native = xasprintf("%s/native.o", dir);
 	char *kmax = xasprintf("%d", gc->kmax);
 
@@ -141,7 +142,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	 * mtpc-split may cut differently: its binary is an input when its path
 	 * is known (restat stops at the partitions that come out the same). */
 	int tool_known = gc->split_tool[0] == '/' && access(gc->split_tool, F_OK) == 0;
-	r |= nw_build(nj, V(dd, nfile, sums), "split", V(m->shard),
+	r |= nw_build(nj, V(dd, nfile, sums, lines), "split", V(m->shard),
 		      tool_known ? V((char *)gc->split_tool) : NULL, NULL);
 	struct strv cmd = {0};
 	strv_addl(&cmd, gc->self, "--split-step", "--tool", gc->split_tool, "--module", m->path,
@@ -234,7 +235,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 
 	/* The merge takes the dyndep file as an implicit input (order-only
 	 * leaves a stale object when the partition count shrinks). */
-	r |= nw_build(nj, V(native), "merge", NULL, V(dd, nfile, sums), NULL);
+	r |= nw_build(nj, V(native), "merge", NULL, V(dd, nfile, sums, lines), NULL);
 	buf_add(nj, "  dyndep = ");
 	r |= nw_path(nj, dd);
 	buf_addc(nj, '\n');
@@ -252,6 +253,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	free(dd);
 	free(nfile);
 	free(sums);
+	free(lines);
 	free(backend);
 	free(native);
 	free(kmax);

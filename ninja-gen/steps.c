@@ -1,6 +1,7 @@
 /* steps.c: see steps.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "steps.h"
+#include "debugfix.h"
 #include "graph.h"
 #include "ninja_write.h"
 #include "proc.h"
@@ -137,6 +138,38 @@ static const char *out_of_space(const char *msg)
 /* Shared by the backend and slot steps. *machine is set when the failure is
  * not the compiler's (out of space, or our own write of the object failed):
  * then a slot must fail rather than fall back. */
+/* A partition's map of virtual lines (--plan P --part I: from lines.txt
+ * beside P); empty when there is none. */
+static void slot_lines(const struct step *s, struct line_map *map)
+{
+	map->span = NULL;
+	map->n = 0;
+	if (!s->plan || !s->part)
+		return;
+	const char *slash = strrchr(s->plan, '/');
+	char *path = slash ? xasprintf("%.*s/" STEPS_LINES, (int)(slash - s->plan), s->plan)
+			   : xstrdup(STEPS_LINES);
+	char *text;
+	size_t len;
+	if (mtpc_read_file(path, &text, &len) == 0) {
+		debugfix_parse_lines(text, atoi(s->part), map);
+		free(text);
+	}
+	free(path);
+}
+
+/* The compiler's messages, with real lines where a partition's have
+ * virtual ones (a backend warning or remark names its source line). */
+static void print_messages(const struct step *s, const char *text)
+{
+	struct line_map map;
+	slot_lines(s, &map);
+	char *real = debugfix_text(text, &map);
+	fputs(real, stderr);
+	free(real);
+	debugfix_free_lines(&map);
+}
+
 static int compile_checked(const struct step *s, double *seconds, long long *bytes, int *machine)
 {
 	if (!need(s, s->out, "--out") || !s->cmd || !s->cmd[0])
@@ -150,7 +183,7 @@ static int compile_checked(const struct step *s, double *seconds, long long *byt
 	struct proc_io io = {.err = &err, .cpu = seconds};
 	int st = slurm_run(s->cmd, &io, s->out); /* here, or on the Slurm allocation */
 	if (err.len)
-		fputs(err.s, stderr);
+		print_messages(s, err.s);
 	long long size = file_size(tmp);
 	int bad = st != 0 || (err.s && strstr(err.s, "Error running ThinLTO backend")) || size <= 0;
 	if (bad && s->dwo) {
@@ -324,11 +357,12 @@ static int run_split(const struct step *s, int kmax, char **why)
 {
 	char *parts = xasprintf("%s/parts", s->dir);
 	struct strv cmd = {0};
-	/* Placeholder checksums: a partition changes only with its code, not
-	 * with every edit of its source file (the merge restores them). */
+	/* Placeholder checksums and virtual lines: a partition changes only
+	 * with its code, not with every edit of its source file (the merge
+	 * puts the real ones back). */
 	strv_addl(&cmd, s->tool, s->module, "-o", parts, "--partitions", s->kmax,
 		  "--thinlto-index", s->index, "--relocation-model", s->reloc ? s->reloc : "pic",
-		  "--placeholder-checksums", NULL);
+		  "--placeholder-checksums", "--virtual-lines", NULL);
 	if (s->min_cost) {
 		strv_add(&cmd, "--min-cost");
 		strv_add(&cmd, s->min_cost);
@@ -408,16 +442,20 @@ static int split_step(const struct step *s)
 	buf_printf(&nb, "%d%s\n", n, unused ? " unused" : "");
 	char *ddp = xasprintf("%s/split.dd", s->dir), *np = xasprintf("%s/split.n", s->dir);
 	char *cp = xasprintf("%s/parts/" STEPS_CHECKSUMS, s->dir);
+	char *lp = xasprintf("%s/parts/" STEPS_LINES, s->dir);
 	int r = 0;
-	/* The checksum map is an output of the edge: there must be one, empty
-	 * when the splitter wrote none (a failed split, another splitter). */
+	/* The debug-info maps are outputs of the edge: there must be one of
+	 * each, empty when the splitter wrote none (a failed split, another
+	 * splitter). */
 	if ((access(cp, F_OK) < 0 && mtpc_write_file(cp, "", 0, 0) < 0) ||
+	    (access(lp, F_OK) < 0 && mtpc_write_file(lp, "", 0, 0) < 0) ||
 	    mtpc_write_file(np, nb.s, nb.len, MTPC_WRITE_IF_CHANGED) < 0 ||
 	    mtpc_write_file(ddp, dd.s, dd.len, MTPC_WRITE_IF_CHANGED) < 0) {
 		mtpc_error("cannot write %s: %s", ddp, strerror(errno));
 		r = 1;
 	}
 	free(cp);
+	free(lp);
 	free(ddp);
 	free(np);
 	buf_free(&dd);
@@ -434,124 +472,57 @@ static int take_backend(const struct step *s)
 	return r;
 }
 
-/* One "PLACEHOLDER REAL" line of checksums.txt as two 16-byte MD5s. */
-static int parse_checksum_line(const char *line, unsigned char ph[16], unsigned char real[16])
+/* The real checksums and lines back into each partition's object (into
+ * D/p<i>.fix.o, which the merge links instead; *fixed says so) and .dwo
+ * (D/p<i>.ph.dwo, as compiled, into the D/p<i>.dwo its skeleton names). */
+static int fix_partitions(const struct step *s, int n, int *fixed)
 {
-	unsigned char *out[2] = {ph, real};
-	for (int k = 0; k < 2; k++) {
-		for (int i = 0; i < 16; i++) {
-			unsigned v;
-			if (sscanf(line + 2 * i, "%2x", &v) != 1)
-				return -1;
-			out[k][i] = (unsigned char)v;
-		}
-		line += 32;
-		if (k == 0 && *line++ != ' ')
-			return -1;
-	}
-	return 0;
-}
-
-/* Replace every placeholder MD5 by its real one in data[0..len). */
-static void patch_range(unsigned char *data, size_t len, const char *map)
-{
-	for (const char *line = map; line && *line;) {
-		unsigned char ph[16], real[16];
-		if (parse_checksum_line(line, ph, real) == 0) {
-			for (unsigned char *p = data; len >= 16 && p <= data + len - 16;) {
-				unsigned char *hit = memmem(p, (size_t)(data + len - p), ph, 16);
-				if (!hit)
-					break;
-				memcpy(hit, real, 16);
-				p = hit + 16;
-			}
-		}
-		line = strchr(line, '\n');
-		line = line ? line + 1 : NULL;
-	}
-}
-
-/* Put the real checksums back into an ELF object or .dwo: in its line
- * tables (.debug_line, .debug_line.dwo: DWARF 5 file entries), the only
- * place clang writes them; the whole file if it is not a 64-bit
- * little-endian ELF file. */
-static void patch_checksums(unsigned char *data, size_t len, const char *map)
-{
-	if (!map || !*map)
-		return;
-	int elf64 = len >= 64 && !memcmp(data, "\177ELF", 4) && data[4] == 2 && data[5] == 1;
-	if (!elf64) {
-		patch_range(data, len, map);
-		return;
-	}
-	uint64_t shoff;
-	uint16_t shentsize, shnum, shstrndx;
-	memcpy(&shoff, data + 0x28, 8);
-	memcpy(&shentsize, data + 0x3a, 2);
-	memcpy(&shnum, data + 0x3c, 2);
-	memcpy(&shstrndx, data + 0x3e, 2);
-	if (shentsize < 64 || shstrndx >= shnum || shoff > len || (uint64_t)shnum * shentsize > len - shoff)
-		return;
-	const unsigned char *strh = data + shoff + (uint64_t)shstrndx * shentsize;
-	uint64_t stroff, strsize;
-	memcpy(&stroff, strh + 0x18, 8);
-	memcpy(&strsize, strh + 0x20, 8);
-	if (stroff > len || strsize > len - stroff)
-		return;
-	for (uint16_t i = 0; i < shnum; i++) {
-		const unsigned char *sh = data + shoff + (uint64_t)i * shentsize;
-		uint32_t name;
-		uint64_t off, size;
-		memcpy(&name, sh, 4);
-		memcpy(&off, sh + 0x18, 8);
-		memcpy(&size, sh + 0x20, 8);
-		if (name >= strsize || off > len || size > len - off)
-			continue;
-		const char *nm = (const char *)data + stroff + name;
-		size_t room = strsize - name;
-		if (strnlen(nm, room) < room &&
-		    (!strcmp(nm, ".debug_line") || !strcmp(nm, ".debug_line.dwo")))
-			patch_range(data + off, size, map);
-	}
-}
-
-/* Copy from to to (only if changed) with the real checksums put back. */
-static int copy_patched(const char *from, const char *to, const char *map)
-{
-	char *data;
+	char *cp = xasprintf("%s/parts/" STEPS_CHECKSUMS, s->dir), *sums = NULL;
+	char *lp = xasprintf("%s/parts/" STEPS_LINES, s->dir), *lines = NULL;
 	size_t len;
-	if (mtpc_read_file(from, &data, &len) < 0) {
-		mtpc_error("cannot read %s: %s", from, strerror(errno));
-		return -1;
-	}
-	patch_checksums((unsigned char *)data, len, map);
-	int r = mtpc_write_file(to, data, len, MTPC_WRITE_IF_CHANGED);
-	if (r < 0)
-		mtpc_error("cannot write %s: %s", to, strerror(errno));
-	free(data);
-	return r < 0 ? -1 : 0;
-}
-
-/* The real checksums for the partitions' placeholders: the object, and
- * each slot's .dwo (p<i>.ph.dwo, as compiled) into the p<i>.dwo its
- * skeleton names. */
-static int restore_checksums(const struct step *s, int n, const char *tmp, const char *out)
-{
-	char *mp = xasprintf("%s/parts/" STEPS_CHECKSUMS, s->dir), *map = NULL;
-	size_t len;
-	if (mtpc_read_file(mp, &map, &len) < 0)
-		map = NULL; /* no map: nothing to restore */
-	free(mp);
-	int r = copy_patched(tmp, out, map);
+	if (mtpc_read_file(cp, &sums, &len) < 0)
+		sums = NULL; /* no map: nothing to restore */
+	if (mtpc_read_file(lp, &lines, &len) < 0)
+		lines = NULL;
+	int r = 0;
 	for (int i = 0; i < n && r == 0; i++) {
+		struct line_map map = {NULL, 0};
+		if (lines && debugfix_parse_lines(lines, i, &map) < 0) {
+			mtpc_error("%s: malformed", lp);
+			r = -1;
+			break;
+		}
+		char *o = xasprintf("%s/p%d.o", s->dir, i), *fo = xasprintf("%s/p%d.fix.o", s->dir, i);
 		char *ph = xasprintf("%s/p%d.ph.dwo", s->dir, i), *dwo = xasprintf("%s/p%d.dwo", s->dir, i);
-		if (access(ph, F_OK) == 0)
-			r = copy_patched(ph, dwo, map);
+		fixed[i] = map.n > 0 || (sums && *sums);
+		if (fixed[i])
+			r = debugfix_copy(o, fo, sums, &map);
+		if (r == 0 && access(ph, F_OK) == 0)
+			r = debugfix_copy(ph, dwo, sums, &map);
+		debugfix_free_lines(&map);
+		free(o);
+		free(fo);
 		free(ph);
 		free(dwo);
 	}
-	free(map);
+	free(cp);
+	free(lp);
+	free(sums);
+	free(lines);
 	return r;
+}
+
+/* The module compiled unsplit (the command after "--") as the merged
+ * object, after a partition could not be compiled or fixed. */
+static int merge_unsplit(const struct step *s, const char *why)
+{
+	if (!s->cmd || !s->cmd[0]) {
+		mtpc_error("%s: %s and there is no backend command", s->dir, why);
+		return 1;
+	}
+	mtpc_warn("%s: %s; compiling it unsplit", s->dir, why);
+	int st = proc_run(s->cmd, NULL, NULL, NULL);
+	return st ? st : take_backend(s);
 }
 
 static int merge_step(const struct step *s)
@@ -573,16 +544,13 @@ static int merge_step(const struct step *s)
 		char *p = xasprintf("%s/p%d.o", s->dir, i);
 		long long size = file_size(p);
 		free(p);
-		if (size > 0)
-			continue;
-		if (!s->cmd || !s->cmd[0]) {
-			mtpc_error("partition %d of %s has no object and there is no backend command", i,
-				   s->dir);
-			return 1;
-		}
-		mtpc_warn("%s: a partition failed to compile; compiling it unsplit", s->dir);
-		int st = proc_run(s->cmd, NULL, NULL, NULL);
-		return st ? st : take_backend(s);
+		if (size <= 0)
+			return merge_unsplit(s, "a partition failed to compile");
+	}
+	int *fixed = xcalloc((size_t)n, sizeof *fixed);
+	if (fix_partitions(s, n, fixed) < 0) {
+		free(fixed);
+		return merge_unsplit(s, "a partition's debug info could not be restored");
 	}
 	const char *bin = s->llvm_bin ? s->llvm_bin : MTPC_LLVM_BIN_DIR;
 	char *tmp1 = xasprintf("%s.r.tmp", s->out), *tmp2 = xasprintf("%s.tmp", s->out);
@@ -590,11 +558,18 @@ static int merge_step(const struct step *s)
 	strv_addown(&cmd, xasprintf("%s/ld.lld", bin));
 	strv_add(&cmd, "-r");
 	for (int i = 0; i < n; i++)
-		strv_addown(&cmd, xasprintf("%s/p%d.o", s->dir, i));
+		strv_addown(&cmd, xasprintf("%s/p%d%s.o", s->dir, i, fixed[i] ? ".fix" : ""));
 	strv_add(&cmd, "-o");
 	strv_add(&cmd, tmp1);
 	int st = proc_run(cmd.v, NULL, NULL, NULL);
 	strv_free(&cmd);
+	for (int i = 0; i < n; i++)
+		if (fixed[i]) {
+			char *fo = xasprintf("%s/p%d.fix.o", s->dir, i);
+			unlink(fo);
+			free(fo);
+		}
+	free(fixed);
 	if (st == 0) {
 		/* Re-localize only the symbols the splitter promoted. */
 		strv_addown(&cmd, xasprintf("%s/llvm-objcopy", bin));
@@ -606,9 +581,11 @@ static int merge_step(const struct step *s)
 		st = proc_run(cmd.v, NULL, NULL, NULL);
 		strv_free(&cmd);
 	}
-	if (st == 0)
-		r = restore_checksums(s, n, tmp2, s->out) < 0;
-	else
+	if (st == 0) {
+		r = move_if_changed(tmp2, s->out) < 0;
+		if (r)
+			mtpc_error("cannot write %s: %s", s->out, strerror(errno));
+	} else
 		mtpc_error("merging the partitions of %s failed", s->dir);
 	if (r == 0)
 		record_module(s, -1, n);

@@ -26,15 +26,18 @@
  *       succeeds. A module the link does not use (mtpc-split's status 3) takes
  *       the same route without a warning; split.n then reads "0 unused".
  *   --merge-step --dir D --out F --llvm-bin B -- <backend command>
- *       ld.lld -r of D/p0.o..p<n-1>.o, then llvm-objcopy with
- *       --localize-symbols=D/parts/localize.txt (the promoted symbols become
- *       local again) and --redefine-syms=D/parts/rename.txt (they get their
- *       own names back), then the real source checksums of
- *       D/parts/checksums.txt in place of the placeholders mtpc-split gave
- *       the partitions (in F, and from each slot's D/p<i>.ph.dwo into the
- *       D/p<i>.dwo its skeleton names). After a failed split, a copy of D/backend.o; if a
- *       slot failed (an empty p<i>.o), the backend command compiles the module
- *       unsplit into D/backend.o, which is copied instead.
+ *       puts the real source checksums (D/parts/checksums.txt) and lines
+ *       (D/parts/lines.txt) back in place of the placeholders and virtual
+ *       lines mtpc-split gave the partitions (debugfix.h): from D/p<i>.o
+ *       into D/p<i>.fix.o, and from each slot's D/p<i>.ph.dwo into the
+ *       D/p<i>.dwo its skeleton names; then ld.lld -r of them, then
+ *       llvm-objcopy with --localize-symbols=D/parts/localize.txt (the
+ *       promoted symbols become local again) and
+ *       --redefine-syms=D/parts/rename.txt (they get their own names back).
+ *       After a failed split, a copy of D/backend.o; if a slot failed (an
+ *       empty p<i>.o) or its debug info cannot be put back, one warning, and
+ *       the backend command compiles the module unsplit into D/backend.o,
+ *       which is copied instead.
  *   --dwp-step --out F [--llvm-bin B] -- <link output>
  *       llvm-dwp -e <link output> into F (only if changed): every .dwo the
  *       output's skeleton CUs name, in one package next to it (an empty F
@@ -54,6 +57,9 @@
 /* The split's map of placeholder to real source checksums, in D/parts/
  * (mtpc-split --placeholder-checksums; empty without debug info). */
 #define STEPS_CHECKSUMS "checksums.txt"
+/* The split's map of virtual to real lines, in D/parts/ (mtpc-split
+ * --virtual-lines; empty without debug info). */
+#define STEPS_LINES "lines.txt"
 /* Left in the inner dir by a thin-link step whose linker crashed (an lld
  * bug, not the link's fault): mtpc-link then runs the original command. */
 #define STEPS_THINLINK_CRASHED "thinlink.crashed"

@@ -19,7 +19,7 @@ struct shared {
 	const struct module_info *mi;
 	const struct split_plan *plan;
 	int verify;
-	int placeholders;
+	int debug; /* EMIT_* */
 	struct emitted *out;
 	char **errors; /* per partition */
 	int next;
@@ -310,11 +310,20 @@ static char *build_partition(struct shared *sh, int p, struct emitted *out)
 		if (err)
 			goto done;
 	}
-	if (sh->placeholders) {
+	if (sh->debug & EMIT_PLACEHOLDER_CHECKSUMS) {
 		char *e = NULL;
 		out->checksums = mtpc_placeholder_checksums(m, &e);
 		if (!out->checksums) {
 			err = xasprintf("partition %d: placeholder checksums: %s", p, e ? e : "failed");
+			free(e);
+			goto done;
+		}
+	}
+	if (sh->debug & EMIT_VIRTUAL_LINES) {
+		char *e = NULL;
+		out->lines = mtpc_virtual_lines(m, &e);
+		if (!out->lines) {
+			err = xasprintf("partition %d: virtual lines: %s", p, e ? e : "failed");
 			free(e);
 			goto done;
 		}
@@ -347,9 +356,9 @@ static void *worker(void *arg)
 }
 
 int emit_partitions(const char *bc, size_t len, const struct module_info *mi, const struct split_plan *plan,
-		    int jobs, int verify, int placeholders, struct emitted *out, char **error)
+		    int jobs, int verify, int debug, struct emitted *out, char **error)
 {
-	struct shared sh = {bc, len, mi, plan, verify, placeholders, out,
+	struct shared sh = {bc, len, mi, plan, verify, debug, out,
 			    xcalloc(plan->n, sizeof(char *)), 0, PTHREAD_MUTEX_INITIALIZER};
 	memset(out, 0, plan->n * sizeof *out);
 	if (jobs < 1)
@@ -382,8 +391,10 @@ int emit_partitions(const char *bc, size_t len, const struct module_info *mi, co
 		for (int p = 0; p < plan->n; p++) {
 			free(out[p].data);
 			free(out[p].checksums);
+			free(out[p].lines);
 			out[p].data = NULL;
 			out[p].checksums = NULL;
+			out[p].lines = NULL;
 		}
 	return rc;
 }

@@ -18,17 +18,25 @@ void emit_capture_error(LLVMDiagnosticInfoRef di, void *ctx);
 struct emitted {
 	char *data;     /* bitcode of the partition */
 	size_t len;
-	char *checksums; /* with placeholders: its "<placeholder> <real>" lines
-	                  * (mtpc_placeholder_checksums), else NULL */
+	char *checksums; /* with EMIT_PLACEHOLDER_CHECKSUMS: its "<placeholder>
+	                  * <real>" lines (mtpc_placeholder_checksums), else NULL */
+	char *lines;     /* with EMIT_VIRTUAL_LINES: its map of virtual to real
+	                  * lines (mtpc_virtual_lines), else NULL */
 	double seconds; /* wall time to build it */
 };
 
+/* What emit_partitions does to the debug info, so that a partition's
+ * bitcode changes only when its code does (llvm_shim.h says why). */
+enum {
+	EMIT_PLACEHOLDER_CHECKSUMS = 1, /* source files get placeholder checksums */
+	EMIT_VIRTUAL_LINES = 2,         /* source lines become virtual lines */
+};
+
 /* Build all plan->n partitions from the bitcode in (bc, len) with up to jobs
- * threads. verify: run the LLVM verifier on each; placeholders: give the
- * source files placeholder checksums (llvm_shim.h). Returns 0 and fills
- * out[] (caller frees each data and checksums), or -1 with *error (heap)
- * describing the first failure. */
+ * threads. verify: run the LLVM verifier on each; debug: EMIT_* flags.
+ * Returns 0 and fills out[] (caller frees each data, checksums and lines),
+ * or -1 with *error (heap) describing the first failure. */
 int emit_partitions(const char *bc, size_t len, const struct module_info *mi, const struct split_plan *plan,
-		    int jobs, int verify, int placeholders, struct emitted *out, char **error);
+		    int jobs, int verify, int debug, struct emitted *out, char **error);
 
 #endif

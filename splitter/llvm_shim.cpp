@@ -1,6 +1,7 @@
 // llvm_shim.cpp: see llvm_shim.h. Kept tiny on purpose: each function fills one
 // gap of the LLVM-C API and is called from C.
 #include "llvm_shim.h"
+#include "virtual_lines.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Config/llvm-config.h>
@@ -28,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -393,4 +395,353 @@ extern "C" void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defin
 				cu->replaceRetainedTypes(nullptr);
 		}
 	}
+}
+
+// Virtual lines ---------------------------------------------------------------
+//
+// Lines of one source file that a partition refers to are grouped into spans:
+// a function body (its own lines and those of its scopes, locations,
+// variables and labels, in that file) is one span, so distances inside a
+// function stay as they were; every other line (a type, a member, a global,
+// a declaration) is a span of its own. Overlapping spans merge. The spans of
+// all files, files in name order, are then numbered consecutively from
+// MTPC_VIRTUAL_LINE_BASE (virtual_lines.h). The numbering is strictly increasing within a file,
+// so every comparison of two lines of one file keeps its answer, and it
+// depends only on the spans' lengths and order: lines added or removed
+// outside the partition's spans do not change it.
+
+namespace {
+struct line_use {
+	const DIFile *file;
+	unsigned line;
+	const MDNode *body; // the function body the line belongs to, or null
+};
+
+struct file_spans {
+	std::vector<std::pair<unsigned, unsigned>> span; // [first, last], disjoint, sorted
+	std::vector<unsigned> virt;                       // virtual number of span[k].first
+};
+} // namespace
+
+static const DISubprogram *body_of(const Metadata *scope)
+{
+	if (auto *s = dyn_cast_or_null<DILocalScope>(scope))
+		return s->getSubprogram();
+	return nullptr;
+}
+
+// The source lines node n states, with their files (0 means "no line").
+static void line_uses(const MDNode *n, std::vector<line_use> &out)
+{
+	auto add = [&](const DIFile *f, unsigned line, const MDNode *body) {
+		if (line)
+			out.push_back({f, line, body});
+	};
+	if (auto *l = dyn_cast<DILocation>(n)) {
+		add(l->getFile(), l->getLine(), body_of(l->getRawScope()));
+	} else if (auto *b = dyn_cast<DILexicalBlock>(n)) {
+		add(b->getFile(), b->getLine(), b->getSubprogram());
+	} else if (auto *v = dyn_cast<DILocalVariable>(n)) {
+		add(v->getFile(), v->getLine(), body_of(v->getRawScope()));
+	} else if (auto *lb = dyn_cast<DILabel>(n)) {
+		add(lb->getFile(), lb->getLine(), body_of(lb->getRawScope()));
+	} else if (auto *sp = dyn_cast<DISubprogram>(n)) {
+		const MDNode *body = sp->isDefinition() ? sp : nullptr;
+		add(sp->getFile(), sp->getLine(), body);
+		add(sp->getFile(), sp->getScopeLine(), body);
+	} else if (auto *gv = dyn_cast<DIGlobalVariable>(n)) {
+		add(gv->getFile(), gv->getLine(), nullptr);
+	} else if (auto *t = dyn_cast<DIDerivedType>(n)) {
+		add(t->getFile(), t->getLine(), nullptr);
+	} else if (auto *c = dyn_cast<DICompositeType>(n)) {
+		add(c->getFile(), c->getLine(), nullptr);
+	} else if (auto *ie = dyn_cast<DIImportedEntity>(n)) {
+		add(ie->getFile(), ie->getLine(), nullptr);
+	}
+}
+
+static std::string file_key(const DIFile *f)
+{
+	if (!f)
+		return std::string();
+	std::string k = f->getDirectory().str();
+	k.push_back('\0');
+	return k + f->getFilename().str();
+}
+
+// n with its lines renumbered by v, as a temporary (null if n states no line
+// or none changes). The argument lists are those of each class's cloneImpl.
+template <class V> static TempMDNode relined(MDNode *n, V v)
+{
+	LLVMContext &c = n->getContext();
+	if (auto *l = dyn_cast<DILocation>(n)) {
+		unsigned line = v(l->getFile(), l->getLine());
+		if (line == l->getLine())
+			return nullptr;
+#if LLVM_VERSION_MAJOR >= 22
+		return DILocation::getTemporary(c, line, l->getColumn(), l->getRawScope(),
+						l->getRawInlinedAt(), l->isImplicitCode(),
+						l->getAtomGroup(), l->getAtomRank());
+#else
+		return DILocation::getTemporary(c, line, l->getColumn(), l->getRawScope(),
+						l->getRawInlinedAt(), l->isImplicitCode());
+#endif
+	}
+	if (auto *b = dyn_cast<DILexicalBlock>(n)) {
+		unsigned line = v(b->getFile(), b->getLine());
+		if (line == b->getLine())
+			return nullptr;
+		return DILexicalBlock::getTemporary(c, b->getScope(), b->getFile(), line, b->getColumn());
+	}
+	if (auto *x = dyn_cast<DILocalVariable>(n)) {
+		unsigned line = v(x->getFile(), x->getLine());
+		if (line == x->getLine())
+			return nullptr;
+		return DILocalVariable::getTemporary(c, x->getScope(), x->getName(), x->getFile(), line,
+						     x->getType(), x->getArg(), x->getFlags(),
+						     x->getAlignInBits(), x->getAnnotations());
+	}
+	if (auto *x = dyn_cast<DILabel>(n)) {
+		unsigned line = v(x->getFile(), x->getLine());
+		if (line == x->getLine())
+			return nullptr;
+#if LLVM_VERSION_MAJOR >= 22
+		return DILabel::getTemporary(c, x->getScope(), x->getName(), x->getFile(), line,
+					     x->getColumn(), x->isArtificial(), x->getCoroSuspendIdx());
+#else
+		return DILabel::getTemporary(c, x->getScope(), x->getName(), x->getFile(), line);
+#endif
+	}
+	if (auto *x = dyn_cast<DISubprogram>(n)) {
+		unsigned line = v(x->getFile(), x->getLine()), sl = v(x->getFile(), x->getScopeLine());
+		if (line == x->getLine() && sl == x->getScopeLine())
+			return nullptr;
+		return DISubprogram::getTemporary(
+			c, x->getScope(), x->getName(), x->getLinkageName(), x->getFile(), line, x->getType(), sl,
+			x->getContainingType(), x->getVirtualIndex(), x->getThisAdjustment(), x->getFlags(),
+			x->getSPFlags(), x->getUnit(), x->getTemplateParams(), x->getDeclaration(),
+			x->getRetainedNodes(), x->getThrownTypes(), x->getAnnotations(), x->getTargetFuncName()
+#if LLVM_VERSION_MAJOR >= 22
+				,
+			x->getKeyInstructionsEnabled()
+#endif
+		);
+	}
+	if (auto *x = dyn_cast<DIGlobalVariable>(n)) {
+		unsigned line = v(x->getFile(), x->getLine());
+		if (line == x->getLine())
+			return nullptr;
+		return DIGlobalVariable::getTemporary(c, x->getScope(), x->getName(), x->getLinkageName(),
+						      x->getFile(), line, x->getType(), x->isLocalToUnit(),
+						      x->isDefinition(), x->getStaticDataMemberDeclaration(),
+						      x->getTemplateParams(), x->getAlignInBits(),
+						      x->getAnnotations());
+	}
+	if (auto *x = dyn_cast<DIDerivedType>(n)) {
+		unsigned line = v(x->getFile(), x->getLine());
+		if (line == x->getLine())
+			return nullptr;
+#if LLVM_VERSION_MAJOR >= 22
+		return DIDerivedType::getTemporary(c, x->getTag(), x->getRawName(), x->getFile(), line,
+						   x->getScope(), x->getBaseType(), x->getRawSizeInBits(),
+						   x->getAlignInBits(), x->getRawOffsetInBits(),
+						   x->getDWARFAddressSpace(), x->getPtrAuthData(), x->getFlags(),
+						   x->getExtraData(), x->getRawAnnotations());
+#else
+		return DIDerivedType::getTemporary(c, x->getTag(), x->getName(), x->getFile(), line,
+						   x->getScope(), x->getBaseType(), x->getSizeInBits(),
+						   x->getAlignInBits(), x->getOffsetInBits(),
+						   x->getDWARFAddressSpace(), x->getPtrAuthData(), x->getFlags(),
+						   x->getExtraData(), x->getAnnotations());
+#endif
+	}
+	if (auto *x = dyn_cast<DICompositeType>(n)) {
+		unsigned line = v(x->getFile(), x->getLine());
+		if (line == x->getLine())
+			return nullptr;
+#if LLVM_VERSION_MAJOR >= 22
+		return DICompositeType::getTemporary(
+			c, x->getTag(), x->getRawName(), x->getFile(), line, x->getScope(), x->getBaseType(),
+			x->getRawSizeInBits(), x->getAlignInBits(), x->getRawOffsetInBits(), x->getFlags(),
+			x->getRawElements(), x->getRuntimeLang(), x->getEnumKind(), x->getVTableHolder(),
+			x->getRawTemplateParams(), x->getRawIdentifier(), x->getDiscriminator(),
+			x->getRawDataLocation(), x->getRawAssociated(), x->getRawAllocated(), x->getRawRank(),
+			x->getRawAnnotations(), x->getSpecification(), x->getNumExtraInhabitants(),
+			x->getRawBitStride());
+#else
+		return DICompositeType::getTemporary(
+			c, x->getTag(), x->getName(), x->getFile(), line, x->getScope(), x->getBaseType(),
+			x->getSizeInBits(), x->getAlignInBits(), x->getOffsetInBits(), x->getFlags(),
+			x->getElements(), x->getRuntimeLang(), x->getVTableHolder(), x->getTemplateParams(),
+			x->getIdentifier(), x->getDiscriminator(), x->getRawDataLocation(),
+			x->getRawAssociated(), x->getRawAllocated(), x->getRawRank(), x->getAnnotations());
+#endif
+	}
+	if (auto *x = dyn_cast<DIImportedEntity>(n)) {
+		unsigned line = v(x->getFile(), x->getLine());
+		if (line == x->getLine())
+			return nullptr;
+		return DIImportedEntity::getTemporary(c, x->getTag(), x->getScope(), x->getEntity(), x->getFile(),
+						      line, x->getName(), x->getElements());
+	}
+	return nullptr;
+}
+
+// Point every use of an old node in the module outside metadata (named
+// metadata, attachments, debug records, debug intrinsics' arguments) at its
+// new node. Uses inside metadata are redirected by the caller.
+template <class Sub> static void redirect_uses(Module &M, Sub sub)
+{
+	SmallVector<std::pair<unsigned, MDNode *>, 8> mds;
+	for (NamedMDNode &nmd : M.named_metadata())
+		for (unsigned i = 0; i < nmd.getNumOperands(); i++)
+			if (MDNode *r = sub(nmd.getOperand(i)))
+				nmd.setOperand(i, r);
+	auto object = [&](GlobalObject &g) {
+		mds.clear(); // getAllMetadata leaves mds alone when there is none
+		g.getAllMetadata(mds);
+		bool any = false;
+		for (auto &p : mds)
+			any |= sub(p.second) != nullptr;
+		if (!any)
+			return;
+		g.clearMetadata();
+		for (auto &p : mds) {
+			MDNode *r = sub(p.second);
+			g.addMetadata(p.first, r ? *r : *p.second);
+		}
+	};
+	for (GlobalVariable &gv : M.globals())
+		object(gv);
+	for (Function &f : M) {
+		object(f);
+		for (Instruction &i : instructions(f)) {
+			mds.clear();
+			i.getAllMetadata(mds);
+			for (auto &p : mds)
+				if (MDNode *r = sub(p.second))
+					i.setMetadata(p.first, r);
+			for (DbgRecord &r : i.getDbgRecordRange()) {
+				if (MDNode *d = sub(r.getDebugLoc().getAsMDNode()))
+					r.setDebugLoc(DebugLoc(cast<DILocation>(d)));
+				if (auto *v = dyn_cast<DbgVariableRecord>(&r)) {
+					if (MDNode *d = sub(v->getRawVariable()))
+						v->setVariable(cast<DILocalVariable>(d));
+				} else if (auto *l = dyn_cast<DbgLabelRecord>(&r)) {
+					if (MDNode *d = sub(l->getRawLabel()))
+						l->setLabel(cast<DILabel>(d));
+				}
+			}
+			if (auto *call = dyn_cast<CallBase>(&i))
+				for (unsigned a = 0; a < call->arg_size(); a++)
+					if (auto *mav = dyn_cast<MetadataAsValue>(call->getArgOperand(a)))
+						if (MDNode *d = sub(mav->getMetadata()))
+							call->setArgOperand(a, MetadataAsValue::get(M.getContext(), d));
+		}
+	}
+}
+
+extern "C" char *mtpc_virtual_lines(LLVMModuleRef module, char **error)
+{
+	Module &M = *unwrap(module);
+	if (Error e = M.materializeAll()) {
+		*error = dup_message(toString(std::move(e)));
+		return nullptr;
+	}
+	std::vector<MDNode *> nodes = reachable_metadata(M);
+
+	// Spans: one per function body and file, one per other line.
+	std::map<std::string, file_spans> files;
+	std::map<std::pair<const MDNode *, std::string>, std::pair<unsigned, unsigned>> bodies;
+	std::vector<line_use> uses;
+	for (MDNode *n : nodes) {
+		uses.clear();
+		line_uses(n, uses);
+		for (const line_use &u : uses) {
+			if (u.line >= MTPC_VIRTUAL_LINE_BASE)
+				return dup_message(""); // real lines this large: leave them all
+			std::string key = file_key(u.file);
+			if (!u.body) {
+				files[key].span.push_back({u.line, u.line});
+				continue;
+			}
+			auto it = bodies.insert({{u.body, key}, {u.line, u.line}}).first;
+			it->second.first = std::min(it->second.first, u.line);
+			it->second.second = std::max(it->second.second, u.line);
+		}
+	}
+	for (auto &b : bodies)
+		files[b.first.second].span.push_back(b.second);
+	std::string text;
+	uint64_t next = MTPC_VIRTUAL_LINE_BASE;
+	for (auto &f : files) {
+		auto &s = f.second.span;
+		std::sort(s.begin(), s.end());
+		size_t k = 0;
+		for (size_t i = 0; i < s.size(); i++) {
+			if (k && s[i].first <= s[k - 1].second)
+				s[k - 1].second = std::max(s[k - 1].second, s[i].second);
+			else
+				s[k++] = s[i];
+		}
+		s.resize(k);
+		for (auto &sp : s) {
+			f.second.virt.push_back(unsigned(next));
+			text += std::to_string(next) + " " + std::to_string(sp.first) + " " +
+				std::to_string(sp.second - sp.first + 1) + "\n";
+			next += sp.second - sp.first + 1;
+		}
+	}
+	if (next >= 2ull * MTPC_VIRTUAL_LINE_BASE)
+		return dup_message(""); // cannot happen with lines below 2^30 in practice
+	auto virt = [&](const DIFile *f, unsigned line) -> unsigned {
+		if (!line)
+			return 0;
+		auto it = files.find(file_key(f));
+		if (it == files.end())
+			return line;
+		const auto &s = it->second.span;
+		auto k = std::upper_bound(s.begin(), s.end(), std::make_pair(line, ~0u)) - s.begin();
+		if (k == 0 || line > s[k - 1].second)
+			return line;
+		return it->second.virt[k - 1] + (line - s[k - 1].first);
+	};
+
+	// New nodes: temporaries first, so that cycles among them close.
+	DenseMap<Metadata *, TempMDNode> temp;
+	for (MDNode *n : nodes)
+		if (TempMDNode t = relined(n, virt))
+			temp[n] = std::move(t);
+	for (auto &p : temp)
+		for (unsigned i = 0; i < p.second->getNumOperands(); i++) {
+			auto it = temp.find(p.second->getOperand(i).get());
+			if (it != temp.end())
+				p.second->replaceOperandWith(i, it->second.get());
+		}
+	DenseMap<Metadata *, TrackingMDRef> done;
+	for (MDNode *n : nodes) {
+		auto it = temp.find(n);
+		if (it == temp.end())
+			continue;
+		MDNode *f = n->isDistinct() ? MDNode::replaceWithDistinct(std::move(it->second))
+					    : MDNode::replaceWithUniqued(std::move(it->second));
+		done[n].reset(f);
+	}
+	for (auto &p : done)
+		if (auto *n = dyn_cast_or_null<MDNode>(p.second.get()))
+			if (!n->isResolved())
+				n->resolveCycles();
+	auto sub = [&](Metadata *md) -> MDNode * {
+		auto it = done.find(md);
+		return it == done.end() ? nullptr : cast_or_null<MDNode>(it->second.get());
+	};
+	// The old nodes that stay (tuples, units, expressions...) now point at
+	// the new ones; a uniqued one is re-uniqued in place.
+	for (MDNode *n : nodes)
+		if (!done.count(n))
+			for (unsigned i = 0; i < n->getNumOperands(); i++)
+				if (MDNode *r = sub(n->getOperand(i).get()))
+					n->replaceOperandWith(i, r);
+	redirect_uses(M, sub);
+	return dup_message(text);
 }

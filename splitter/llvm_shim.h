@@ -88,6 +88,23 @@ char *mtpc_placeholder_checksums(LLVMModuleRef module, char **error);
  * Call on the module as it was read, before its globals change. */
 void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defined, unsigned n, int first);
 
+/* Renumber the module's source lines into virtual lines (virtual_lines.h) that
+ * no edit outside the partition's own code changes: the C API cannot read
+ * or set the line of a debug-info node other than a location, nor replace
+ * a node that others refer to. Each function body keeps the distances
+ * between its lines; everything else between the spans the partition uses
+ * is squeezed out (llvm_shim.cpp says how). Why: a line added above a
+ * function moves every function below it, and every partition holding one
+ * would change and be compiled again; with virtual lines it changes only
+ * if its own code or spans do, and the merge puts the real lines back
+ * into the object (ninja-gen/debugfix.h). Returns the map, one
+ * "VIRTUAL FIRST COUNT\n" line per span, in increasing order; "" when the
+ * module states no line or has a real line of MTPC_VIRTUAL_LINE_BASE or
+ * more (then nothing changed). NULL
+ * with *error (heap) set on failure. Call after
+ * mtpc_placeholder_checksums. */
+char *mtpc_virtual_lines(LLVMModuleRef module, char **error);
+
 #ifdef __cplusplus
 }
 #endif

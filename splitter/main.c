@@ -111,6 +111,13 @@ static void usage(FILE *f)
 		"                            write OUTDIR/checksums.txt ('PLACEHOLDER REAL'\n"
 		"                            hex MD5s, one file a line) to restore the real\n"
 		"                            ones in the compiled objects (mtpc-link's merge)\n"
+		"      --virtual-lines       number the source lines in each partition so that\n"
+		"                            lines added or removed outside its own functions\n"
+		"                            and types do not change it, and write\n"
+		"                            OUTDIR/lines.txt ('P VIRTUAL FIRST COUNT': in\n"
+		"                            partition P, virtual lines VIRTUAL.. are real\n"
+		"                            lines FIRST..FIRST+COUNT-1) to restore the real\n"
+		"                            ones in the compiled objects (mtpc-link's merge)\n"
 		"      --verify              run the LLVM verifier on each partition (default)\n"
 		"      --no-verify           skip the verifier\n"
 		"      --stats               print a one-line summary on stderr (with the time\n"
@@ -131,7 +138,7 @@ static void usage(FILE *f)
 
 struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
-	int partitions, jobs, verify, pic, use_seed, stats, no_cache, print_cost, placeholders;
+	int partitions, jobs, verify, pic, use_seed, stats, no_cache, print_cost, debug; /* debug: EMIT_* */
 	char **inputs; /* --print-cost: every operand */
 	int ninputs;
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit, const_dup_limit;
@@ -192,7 +199,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PLACEHOLDERS };
+	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PLACEHOLDERS, O_VIRTUAL_LINES };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -225,6 +232,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"version", no_argument, 0, O_VERSION},
 		{"print-cost", no_argument, 0, O_PRINT_COST},
 		{"placeholder-checksums", no_argument, 0, O_PLACEHOLDERS},
+		{"virtual-lines", no_argument, 0, O_VIRTUAL_LINES},
 		{0, 0, 0, 0},
 	};
 	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
@@ -275,7 +283,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_NO_CACHE: o->no_cache = 1; break;
 		case O_MODULE_PATH: o->module_path = optarg; break;
 		case O_PRINT_COST: o->print_cost = 1; break;
-		case O_PLACEHOLDERS: o->placeholders = 1; break;
+		case O_PLACEHOLDERS: o->debug |= EMIT_PLACEHOLDER_CHECKSUMS; break;
+		case O_VIRTUAL_LINES: o->debug |= EMIT_VIRTUAL_LINES; break;
 		case O_VERSION: printf("mtpc-split " VERSION " (LLVM " LLVM_MAJOR ")\n"); exit(0);
 		case ':': mtpc_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
 		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
@@ -379,9 +388,35 @@ static void write_checksums(const char *outdir, struct emitted *parts, int n)
 	strv_free(&lines);
 }
 
+/* OUTDIR/lines.txt: each partition's map of virtual to real lines, its
+ * lines prefixed with its number. */
+static void write_lines(const char *outdir, struct emitted *parts, int n)
+{
+	struct buf b = {0};
+	for (int p = 0; p < n; p++) {
+		char *save = NULL;
+		for (char *l = parts[p].lines ? strtok_r(parts[p].lines, "\n", &save) : NULL; l;
+		     l = strtok_r(NULL, "\n", &save))
+			buf_printf(&b, "%d %s\n", p, l);
+		free(parts[p].lines);
+		parts[p].lines = NULL;
+	}
+	char *path = path_in(outdir, "lines.txt");
+	write_or_die(path, b.s ? b.s : "", b.len);
+	free(path);
+	buf_free(&b);
+}
+
+/* The debug-info maps (checksums.txt, lines.txt) and the EMIT_* flag that
+ * asks for each: a map is there exactly when its flag is set. */
+static const struct {
+	const char *name;
+	int flag;
+} debug_maps[] = {{"checksums.txt", EMIT_PLACEHOLDER_CHECKSUMS}, {"lines.txt", EMIT_VIRTUAL_LINES}};
+
 /* True if dir already holds the outputs for exactly this input and options. */
 static int outputs_current(const char *dir, const char *input_hash, const char *options_hash,
-			   int placeholders)
+			   int debug)
 {
 	char *pp = path_in(dir, "plan.json"), *text;
 	size_t len;
@@ -396,10 +431,14 @@ static int outputs_current(const char *dir, const char *input_hash, const char *
 				ok = access(name, R_OK) == 0;
 				free(name);
 			}
-			char *lp = path_in(dir, "localize.txt"), *cp = path_in(dir, "checksums.txt");
-			ok = ok && access(lp, R_OK) == 0 && (!placeholders || access(cp, R_OK) == 0);
+			char *lp = path_in(dir, "localize.txt");
+			ok = ok && access(lp, R_OK) == 0;
 			free(lp);
-			free(cp);
+			for (size_t i = 0; ok && i < sizeof debug_maps / sizeof *debug_maps; i++) {
+				char *mp = path_in(dir, debug_maps[i].name);
+				ok = (access(mp, R_OK) == 0) == !!(debug & debug_maps[i].flag);
+				free(mp);
+			}
 			plan_seed_free(&s);
 		}
 		free(err);
@@ -580,7 +619,7 @@ static struct emitted *emit(const struct options *o, const char *bc, size_t len,
 		return parts;
 	}
 	char *err = NULL;
-	if (emit_partitions(bc, len, mi, plan, o->jobs, o->verify, o->placeholders, parts, &err) < 0)
+	if (emit_partitions(bc, len, mi, plan, o->jobs, o->verify, o->debug, parts, &err) < 0)
 		mtpc_fatal("%s: %s", o->input, err);
 	return parts;
 }
@@ -612,8 +651,16 @@ static void write_outputs(const struct options *o, const struct module_info *mi,
 	char *loc_path = path_in(o->outdir, "localize.txt"), *ren_path = path_in(o->outdir, "rename.txt");
 	write_or_die(loc_path, loc, strlen(loc));
 	write_or_die(ren_path, ren, strlen(ren));
-	if (o->placeholders)
+	if (o->debug & EMIT_PLACEHOLDER_CHECKSUMS)
 		write_checksums(o->outdir, parts, plan->n);
+	if (o->debug & EMIT_VIRTUAL_LINES)
+		write_lines(o->outdir, parts, plan->n);
+	for (size_t i = 0; i < sizeof debug_maps / sizeof *debug_maps; i++)
+		if (!(o->debug & debug_maps[i].flag)) {
+			char *mp = path_in(o->outdir, debug_maps[i].name);
+			unlink(mp);
+			free(mp);
+		}
 	write_or_die(plan_path, json, strlen(json));
 	for (int p = plan->n;; p++) {
 		char *path = xasprintf("%s/p%d.bc", o->outdir, p);
@@ -681,7 +728,7 @@ int main(int argc, char **argv)
 	mtpc_hash_hex(bc, len, input_hash);
 	char *options_text = options_key(&o, options_hash);
 
-	if (outputs_current(o.outdir, input_hash, options_hash, o.placeholders)) {
+	if (outputs_current(o.outdir, input_hash, options_hash, o.debug)) {
 		if (o.stats)
 			fprintf(stderr, "mtpc-split: %s: outputs up to date\n", o.input);
 	} else {

@@ -1,0 +1,845 @@
+/* debugfix.c: see debugfix.h. DWARF 2 to 5, 32- and 64-bit DWARF. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
+#include "debugfix.h"
+#include "buf.h"
+#include "util.h"
+#include "virtual_lines.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The DWARF 5 constants used here (DWARF 5 standard, section 7; the GNU
+ * forms of split DWARF before version 5). */
+enum {
+	DW_UT_compile = 1, DW_UT_type, DW_UT_partial, DW_UT_skeleton, DW_UT_split_compile, DW_UT_split_type,
+	DW_AT_decl_line = 0x3b, DW_AT_call_line = 0x59,
+	DW_FORM_addr = 0x01, DW_FORM_block2 = 0x03, DW_FORM_block4, DW_FORM_data2, DW_FORM_data4,
+	DW_FORM_data8, DW_FORM_string, DW_FORM_block, DW_FORM_block1, DW_FORM_data1, DW_FORM_flag,
+	DW_FORM_sdata, DW_FORM_strp, DW_FORM_udata, DW_FORM_ref_addr, DW_FORM_ref1, DW_FORM_ref2,
+	DW_FORM_ref4, DW_FORM_ref8, DW_FORM_ref_udata, DW_FORM_indirect, DW_FORM_sec_offset,
+	DW_FORM_exprloc, DW_FORM_flag_present, DW_FORM_strx, DW_FORM_addrx, DW_FORM_ref_sup4,
+	DW_FORM_strp_sup, DW_FORM_data16, DW_FORM_line_strp, DW_FORM_ref_sig8, DW_FORM_implicit_const,
+	DW_FORM_loclistx, DW_FORM_rnglistx, DW_FORM_ref_sup8, DW_FORM_strx1, DW_FORM_strx2,
+	DW_FORM_strx3, DW_FORM_strx4, DW_FORM_addrx1, DW_FORM_addrx2, DW_FORM_addrx3, DW_FORM_addrx4,
+	DW_FORM_GNU_addr_index = 0x1f01, DW_FORM_GNU_str_index, DW_FORM_GNU_ref_alt = 0x1f20,
+	DW_FORM_GNU_strp_alt,
+	DW_LNS_copy = 1, DW_LNS_advance_line = 3, DW_LNS_fixed_advance_pc = 9,
+	DW_LNE_end_sequence = 1,
+};
+
+/* ---- the map ---------------------------------------------------------- */
+
+int debugfix_parse_lines(const char *text, int part, struct line_map *map)
+{
+	size_t cap = 0;
+	map->span = NULL;
+	map->n = 0;
+	for (const char *l = text; l && *l;) {
+		int p, used = 0;
+		unsigned long long v, f, c;
+		if (sscanf(l, "%d %llu %llu %llu%n", &p, &v, &f, &c, &used) != 4 || used <= 0)
+			goto bad;
+		if (p == part) {
+			const struct line_span *last = map->n ? &map->span[map->n - 1] : NULL;
+			if (v < MTPC_VIRTUAL_LINE_BASE || c == 0 || v + c > 2ull * MTPC_VIRTUAL_LINE_BASE ||
+			    f == 0 || f + c > MTPC_VIRTUAL_LINE_BASE ||
+			    (last && v < (unsigned long long)last->virt + last->count))
+				goto bad;
+			if (map->n == cap) {
+				cap = cap ? 2 * cap : 64;
+				map->span = xrealloc(map->span, cap * sizeof *map->span);
+			}
+			map->span[map->n++] = (struct line_span){(uint32_t)v, (uint32_t)f, (uint32_t)c};
+		}
+		l = strchr(l, '\n');
+		l = l ? l + 1 : NULL;
+	}
+	return 0;
+bad:
+	debugfix_free_lines(map);
+	return -1;
+}
+
+void debugfix_free_lines(struct line_map *map)
+{
+	free(map->span);
+	map->span = NULL;
+	map->n = 0;
+}
+
+long long debugfix_real_line(const struct line_map *map, uint64_t v)
+{
+	if (v < MTPC_VIRTUAL_LINE_BASE)
+		return (long long)v;
+	size_t lo = 0, hi = map ? map->n : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct line_span *s = &map->span[mid];
+		if (v < s->virt)
+			hi = mid;
+		else if (v >= (uint64_t)s->virt + s->count)
+			lo = mid + 1;
+		else
+			return (long long)s->first + (long long)(v - s->virt);
+	}
+	return -1;
+}
+
+/* ---- checksums ---------------------------------------------------------- */
+
+/* One "PLACEHOLDER REAL" line of checksums.txt as two 16-byte MD5s. */
+static int parse_checksum_line(const char *line, unsigned char ph[16], unsigned char real[16])
+{
+	unsigned char *out[2] = {ph, real};
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < 16; i++) {
+			unsigned v;
+			if (sscanf(line + 2 * i, "%2x", &v) != 1)
+				return -1;
+			out[k][i] = (unsigned char)v;
+		}
+		line += 32;
+		if (k == 0 && *line++ != ' ')
+			return -1;
+	}
+	return 0;
+}
+
+/* Replace every placeholder MD5 by its real one in data[0..len). */
+static void patch_checksums(unsigned char *data, size_t len, const char *map)
+{
+	for (const char *line = map; line && *line;) {
+		unsigned char ph[16], real[16];
+		if (parse_checksum_line(line, ph, real) == 0) {
+			for (unsigned char *p = data; len >= 16 && p <= data + len - 16;) {
+				unsigned char *hit = memmem(p, (size_t)(data + len - p), ph, 16);
+				if (!hit)
+					break;
+				memcpy(hit, real, 16);
+				p = hit + 16;
+			}
+		}
+		line = strchr(line, '\n');
+		line = line ? line + 1 : NULL;
+	}
+}
+
+/* ---- reading DWARF ---------------------------------------------------- */
+
+/* A bounded reader: reading past end sets bad and yields zeros. */
+struct cur {
+	const unsigned char *p, *end;
+	int bad;
+};
+
+static uint64_t rd(struct cur *c, int n)
+{
+	if (c->end - c->p < n) {
+		c->bad = 1;
+		c->p = c->end;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)c->p[i] << (8 * i);
+	c->p += n;
+	return v;
+}
+
+static uint64_t uleb(struct cur *c)
+{
+	uint64_t v = 0;
+	for (int shift = 0; c->p < c->end; shift += 7) {
+		unsigned char b = *c->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	c->bad = 1;
+	return 0;
+}
+
+static int64_t sleb(struct cur *c)
+{
+	uint64_t v = 0;
+	int shift = 0;
+	while (c->p < c->end) {
+		unsigned char b = *c->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				v |= ~(uint64_t)0 << shift;
+			return (int64_t)v;
+		}
+	}
+	c->bad = 1;
+	return 0;
+}
+
+static void skip(struct cur *c, uint64_t n)
+{
+	if ((uint64_t)(c->end - c->p) < n) {
+		c->bad = 1;
+		c->p = c->end;
+	} else {
+		c->p += n;
+	}
+}
+
+static void put_sleb(struct buf *b, int64_t v)
+{
+	for (;;) {
+		unsigned char byte = v & 0x7f;
+		v >>= 7; /* arithmetic: gcc and clang */
+		int done = (v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40));
+		buf_addc(b, (char)(done ? byte : byte | 0x80));
+		if (done)
+			return;
+	}
+}
+
+/* Write v as an unsigned LEB128 of exactly n bytes (padded). */
+static int put_uleb_fixed(unsigned char *p, int n, uint64_t v)
+{
+	for (int i = 0; i < n; i++) {
+		p[i] = (unsigned char)((v & 0x7f) | (i + 1 < n ? 0x80 : 0));
+		v >>= 7;
+	}
+	return v ? -1 : 0;
+}
+
+/* Skip one attribute value of the given form; -1 for a form we do not know. */
+static int skip_form(struct cur *c, uint64_t form, int offsz, int addrsz, int version)
+{
+	switch (form) {
+	case DW_FORM_flag_present: case DW_FORM_implicit_const: return 0;
+	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
+	case DW_FORM_addrx1: skip(c, 1); return 0;
+	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
+		skip(c, 2); return 0;
+	case DW_FORM_strx3: case DW_FORM_addrx3: skip(c, 3); return 0;
+	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_ref_sup4: case DW_FORM_strx4:
+	case DW_FORM_addrx4: skip(c, 4); return 0;
+	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
+		skip(c, 8); return 0;
+	case DW_FORM_data16: skip(c, 16); return 0;
+	case DW_FORM_addr: skip(c, (uint64_t)addrsz); return 0;
+	case DW_FORM_ref_addr: skip(c, (uint64_t)(version <= 2 ? addrsz : offsz)); return 0;
+	case DW_FORM_strp: case DW_FORM_sec_offset: case DW_FORM_strp_sup: case DW_FORM_line_strp:
+	case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt: skip(c, (uint64_t)offsz); return 0;
+	case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
+	case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index:
+	case DW_FORM_GNU_str_index: uleb(c); return 0;
+	case DW_FORM_sdata: sleb(c); return 0;
+	case DW_FORM_string:
+		while (c->p < c->end && *c->p)
+			c->p++;
+		skip(c, 1);
+		return 0;
+	case DW_FORM_block1: skip(c, rd(c, 1)); return 0;
+	case DW_FORM_block2: skip(c, rd(c, 2)); return 0;
+	case DW_FORM_block4: skip(c, rd(c, 4)); return 0;
+	case DW_FORM_block: case DW_FORM_exprloc: skip(c, uleb(c)); return 0;
+	case DW_FORM_indirect: return skip_form(c, uleb(c), offsz, addrsz, version);
+	default: return -1;
+	}
+}
+
+/* ---- the ELF file -------------------------------------------------------- */
+
+struct elf {
+	unsigned char *data;
+	size_t len;
+	Elf64_Shdr *sh; /* copies of the section headers */
+	size_t nsh;
+	size_t names_off, names_size; /* the section name string table */
+	const char *why;
+};
+
+static int elf_open(struct elf *e, unsigned char *data, size_t len)
+{
+	memset(e, 0, sizeof *e);
+	e->data = data;
+	e->len = len;
+	Elf64_Ehdr eh;
+	if (len < sizeof eh || memcmp(data, ELFMAG, SELFMAG) || data[EI_CLASS] != ELFCLASS64 ||
+	    data[EI_DATA] != ELFDATA2LSB)
+		return -1;
+	memcpy(&eh, data, sizeof eh);
+	if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > len || len - eh.e_shoff < sizeof(Elf64_Shdr))
+		return -1;
+	Elf64_Shdr first;
+	memcpy(&first, data + eh.e_shoff, sizeof first);
+	size_t n = eh.e_shnum ? eh.e_shnum : first.sh_size; /* extended numbering */
+	size_t strndx = eh.e_shstrndx == SHN_XINDEX ? first.sh_link : eh.e_shstrndx;
+	if (n == 0 || n > (len - eh.e_shoff) / sizeof(Elf64_Shdr) || strndx >= n)
+		return -1;
+	e->sh = xmalloc(n * sizeof *e->sh);
+	memcpy(e->sh, data + eh.e_shoff, n * sizeof *e->sh);
+	e->nsh = n;
+	for (size_t i = 0; i < n; i++)
+		if (e->sh[i].sh_type != SHT_NOBITS &&
+		    (e->sh[i].sh_offset > len || e->sh[i].sh_size > len - e->sh[i].sh_offset)) {
+			free(e->sh);
+			e->sh = NULL;
+			return -1;
+		}
+	e->names_off = e->sh[strndx].sh_offset;
+	e->names_size = e->sh[strndx].sh_size;
+	return 0;
+}
+
+static const char *sec_name(const struct elf *e, size_t i)
+{
+	uint32_t n = e->sh[i].sh_name;
+	const char *names = (const char *)e->data + e->names_off;
+	if (n >= e->names_size || !memchr(names + n, 0, e->names_size - n))
+		return "";
+	return names + n;
+}
+
+static size_t find_section(const struct elf *e, const char *name)
+{
+	for (size_t i = 1; i < e->nsh; i++)
+		if (!strcmp(sec_name(e, i), name))
+			return i;
+	return 0;
+}
+
+static void store_shdr(struct elf *e, size_t i)
+{
+	Elf64_Ehdr eh;
+	memcpy(&eh, e->data, sizeof eh);
+	memcpy(e->data + eh.e_shoff + i * sizeof(Elf64_Shdr), &e->sh[i], sizeof(Elf64_Shdr));
+}
+
+/* The value a relocated field at off of section target holds after
+ * relocation against a section symbol (what an unlinked object means by
+ * it), or the stored value when nothing relocates it. */
+static uint64_t relocated(const struct elf *e, size_t target, uint64_t off, uint64_t stored)
+{
+	for (size_t r = 1; r < e->nsh; r++) {
+		const Elf64_Shdr *rs = &e->sh[r];
+		if (rs->sh_type != SHT_RELA || rs->sh_info != target || rs->sh_link >= e->nsh)
+			continue;
+		const Elf64_Shdr *symtab = &e->sh[rs->sh_link];
+		for (uint64_t k = 0; k + sizeof(Elf64_Rela) <= rs->sh_size; k += sizeof(Elf64_Rela)) {
+			Elf64_Rela rel;
+			memcpy(&rel, e->data + rs->sh_offset + k, sizeof rel);
+			if (rel.r_offset != off)
+				continue;
+			Elf64_Sym sym = {0};
+			uint64_t at = (uint64_t)ELF64_R_SYM(rel.r_info) * sizeof sym;
+			if (at + sizeof sym <= symtab->sh_size)
+				memcpy(&sym, e->data + symtab->sh_offset + at, sizeof sym);
+			return sym.st_value + (uint64_t)rel.r_addend;
+		}
+	}
+	return stored;
+}
+
+/* ---- DIEs ----------------------------------------------------------------- */
+
+struct abbrev {
+	uint64_t code;
+	size_t first, n; /* its attributes: specs[first .. first+n) */
+};
+
+struct abbrevs {
+	uint64_t offset; /* in the abbreviation section; ~0: none loaded */
+	struct abbrev *a;
+	size_t n, cap;
+	uint64_t (*spec)[3]; /* attribute, form, implicit constant */
+	size_t nspec, capspec;
+};
+
+static int load_abbrevs(struct abbrevs *t, const unsigned char *sec, size_t size, uint64_t off)
+{
+	if (t->offset == off)
+		return 0;
+	t->n = t->nspec = 0;
+	t->offset = ~(uint64_t)0;
+	if (off >= size)
+		return -1;
+	struct cur c = {sec + off, sec + size, 0};
+	for (;;) {
+		uint64_t code = uleb(&c);
+		if (c.bad)
+			return -1;
+		if (code == 0)
+			break;
+		uleb(&c); /* tag */
+		rd(&c, 1); /* children */
+		if (t->n == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 64;
+			t->a = xrealloc(t->a, t->cap * sizeof *t->a);
+		}
+		struct abbrev *a = &t->a[t->n++];
+		a->code = code;
+		a->first = t->nspec;
+		a->n = 0;
+		for (;;) {
+			uint64_t attr = uleb(&c), form = uleb(&c), implicit = 0;
+			if (c.bad)
+				return -1;
+			if (attr == 0 && form == 0)
+				break;
+			if (form == DW_FORM_implicit_const)
+				implicit = (uint64_t)sleb(&c);
+			if (t->nspec == t->capspec) {
+				t->capspec = t->capspec ? 2 * t->capspec : 256;
+				t->spec = xrealloc(t->spec, t->capspec * sizeof *t->spec);
+			}
+			t->spec[t->nspec][0] = attr;
+			t->spec[t->nspec][1] = form;
+			t->spec[t->nspec][2] = implicit;
+			t->nspec++;
+			a->n++;
+		}
+	}
+	t->offset = off;
+	return 0;
+}
+
+static const struct abbrev *find_abbrev(const struct abbrevs *t, uint64_t code)
+{
+	if (code >= 1 && code <= t->n && t->a[code - 1].code == code)
+		return &t->a[code - 1]; /* LLVM numbers them 1, 2, ... */
+	for (size_t i = 0; i < t->n; i++)
+		if (t->a[i].code == code)
+			return &t->a[i];
+	return NULL;
+}
+
+/* Put the real value into a DW_AT_decl_line or DW_AT_call_line at c->p. */
+static int fix_line_attr(struct cur *c, uint64_t form, const struct line_map *map)
+{
+	unsigned char *at = (unsigned char *)c->p;
+	uint64_t v;
+	int n;
+	switch (form) {
+	case DW_FORM_data4: v = rd(c, 4); n = 4; break;
+	case DW_FORM_data8: v = rd(c, 8); n = 8; break;
+	case DW_FORM_udata: v = uleb(c); n = (int)(c->p - at); break;
+	default: return skip_form(c, form, 4, 8, 5) < 0 ? -1 : 0; /* too small to be virtual */
+	}
+	if (c->bad || v < MTPC_VIRTUAL_LINE_BASE)
+		return c->bad ? -1 : 0;
+	long long real = debugfix_real_line(map, v);
+	if (real < 0)
+		return -1;
+	if (form == DW_FORM_udata)
+		return put_uleb_fixed(at, n, (uint64_t)real);
+	for (int i = 0; i < n; i++)
+		at[i] = (unsigned char)((uint64_t)real >> (8 * i));
+	return 0;
+}
+
+/* Every unit of one .debug_info or .debug_types section (index si). */
+static int fix_dies(struct elf *e, size_t si, size_t abbrev_si, int types, const struct line_map *map,
+		    struct abbrevs *t)
+{
+	unsigned char *sec = e->data + e->sh[si].sh_offset;
+	size_t size = e->sh[si].sh_size, off = 0;
+	const unsigned char *ab = e->data + e->sh[abbrev_si].sh_offset;
+	size_t absize = e->sh[abbrev_si].sh_size;
+	while (off < size) {
+		struct cur c = {sec + off, sec + size, 0};
+		uint64_t len = rd(&c, 4);
+		int offsz = 4;
+		if (len == 0xffffffff) {
+			len = rd(&c, 8);
+			offsz = 8;
+		} else if (len >= 0xfffffff0) {
+			return -1;
+		}
+		if (c.bad || len > (uint64_t)(c.end - c.p))
+			return -1;
+		const unsigned char *end = c.p + len;
+		c.end = end;
+		int version = (int)rd(&c, 2), addrsz = 8, unit_type = 0;
+		uint64_t abbr_at, abbr;
+		if (version >= 5) {
+			unit_type = (int)rd(&c, 1);
+			addrsz = (int)rd(&c, 1);
+			abbr_at = (uint64_t)(c.p - sec);
+			abbr = rd(&c, offsz);
+			if (unit_type == DW_UT_skeleton || unit_type == DW_UT_split_compile)
+				skip(&c, 8);
+			else if (unit_type == DW_UT_type || unit_type == DW_UT_split_type)
+				skip(&c, 8 + (uint64_t)offsz);
+			else if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+				return -1;
+		} else {
+			abbr_at = (uint64_t)(c.p - sec);
+			abbr = rd(&c, offsz);
+			addrsz = (int)rd(&c, 1);
+			if (types)
+				skip(&c, 8 + (uint64_t)offsz);
+		}
+		if (c.bad || version < 2 || version > 5 ||
+		    load_abbrevs(t, ab, absize, relocated(e, si, abbr_at, abbr)) < 0)
+			return -1;
+		while (c.p < end) {
+			uint64_t code = uleb(&c);
+			if (c.bad)
+				return -1;
+			if (code == 0)
+				continue;
+			const struct abbrev *a = find_abbrev(t, code);
+			if (!a)
+				return -1;
+			for (size_t k = 0; k < a->n; k++) {
+				uint64_t attr = t->spec[a->first + k][0], form = t->spec[a->first + k][1];
+				int r;
+				if (attr == DW_AT_decl_line || attr == DW_AT_call_line) {
+					if (form == DW_FORM_implicit_const &&
+					    t->spec[a->first + k][2] >= MTPC_VIRTUAL_LINE_BASE)
+						return -1;
+					r = fix_line_attr(&c, form, map);
+				} else {
+					r = skip_form(&c, form, offsz, addrsz, version);
+				}
+				if (r < 0 || c.bad)
+					return -1;
+			}
+		}
+		off = (size_t)(end - sec);
+	}
+	return 0;
+}
+
+/* ---- line programs ------------------------------------------------------ */
+
+/* Where bytes of the old section went in the new one: old..old+len is now
+ * at new.. (the bytes copied as they were). */
+struct moved {
+	uint64_t old, new, len;
+};
+
+struct moves {
+	struct moved *m;
+	size_t n, cap;
+	uint64_t old_size, new_size;
+};
+
+static void moved_add(struct moves *mv, uint64_t old, uint64_t new, uint64_t len)
+{
+	if (mv->n && mv->m[mv->n - 1].old + mv->m[mv->n - 1].len == old &&
+	    mv->m[mv->n - 1].new + mv->m[mv->n - 1].len == new) {
+		mv->m[mv->n - 1].len += len;
+		return;
+	}
+	if (mv->n == mv->cap) {
+		mv->cap = mv->cap ? 2 * mv->cap : 64;
+		mv->m = xrealloc(mv->m, mv->cap * sizeof *mv->m);
+	}
+	mv->m[mv->n++] = (struct moved){old, new, len};
+}
+
+/* The new offset of old offset x, or -1 if that byte was not kept. */
+static long long moved_to(const struct moves *mv, uint64_t x)
+{
+	if (x == mv->old_size)
+		return (long long)mv->new_size;
+	size_t lo = 0, hi = mv->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x < mv->m[mid].old)
+			hi = mid;
+		else if (x >= mv->m[mid].old + mv->m[mid].len)
+			lo = mid + 1;
+		else
+			return (long long)(mv->m[mid].new + (x - mv->m[mid].old));
+	}
+	return -1;
+}
+
+/* Copy old[from..to) to the output as it is. */
+static void keep(struct buf *out, struct moves *mv, const unsigned char *sec, size_t from, size_t to)
+{
+	moved_add(mv, from, out->len, to - from);
+	buf_addn(out, (const char *)sec + from, to - from);
+}
+
+/* Re-encode one line program (sec[from..to)) with real lines. Opcodes are
+ * copied as they are; the advance_line opcodes are dropped and, before each
+ * row, one advance_line brings the line register to the row's real line. */
+static int fix_program(const unsigned char *sec, size_t from, size_t to, int opcode_base, int line_base,
+		       int line_range, const unsigned char *std_lengths, const struct line_map *map,
+		       struct buf *out, struct moves *mv)
+{
+	struct cur c = {sec + from, sec + to, 0};
+	int64_t vline = 1, rline = 1; /* line register: as compiled, as written */
+	while (c.p < c.end) {
+		size_t at = (size_t)(c.p - sec);
+		int op = (int)rd(&c, 1), row = 0, reset = 0;
+		int64_t delta = 0; /* a special opcode's own line advance */
+		if (op >= opcode_base) {
+			delta = line_base + (op - opcode_base) % line_range;
+			row = 1;
+		} else if (op == 0) {
+			uint64_t n = uleb(&c);
+			int sub = n ? (int)rd(&c, 1) : -1;
+			skip(&c, n ? n - 1 : 0);
+			row = reset = sub == DW_LNE_end_sequence;
+		} else if (op == DW_LNS_advance_line) {
+			vline += sleb(&c);
+			if (c.bad)
+				return -1;
+			continue;
+		} else if (op == DW_LNS_copy) {
+			row = 1;
+		} else if (op == DW_LNS_fixed_advance_pc) {
+			skip(&c, 2);
+		} else {
+			for (int k = 0; k < std_lengths[op - 1]; k++)
+				uleb(&c);
+		}
+		if (c.bad)
+			return -1;
+		if (row) {
+			int64_t v = vline + delta, real = v;
+			if (v >= (int64_t)MTPC_VIRTUAL_LINE_BASE && (real = debugfix_real_line(map, (uint64_t)v)) < 0)
+				return -1;
+			if (real - rline - delta) {
+				buf_addc(out, DW_LNS_advance_line);
+				put_sleb(out, real - rline - delta);
+			}
+			vline = v;
+			rline = real;
+		}
+		keep(out, mv, sec, at, (size_t)(c.p - sec));
+		if (reset)
+			vline = rline = 1;
+	}
+	return 0;
+}
+
+/* Every unit of a line table section, re-encoded into out. */
+static int fix_line_section(const unsigned char *sec, size_t size, const struct line_map *map,
+			    struct buf *out, struct moves *mv)
+{
+	size_t off = 0;
+	mv->old_size = size;
+	while (off < size) {
+		struct cur c = {sec + off, sec + size, 0};
+		uint64_t len = rd(&c, 4);
+		int offsz = 4;
+		if (len == 0xffffffff) {
+			len = rd(&c, 8);
+			offsz = 8;
+		} else if (len >= 0xfffffff0) {
+			return -1;
+		}
+		if (c.bad || len > (uint64_t)(c.end - c.p))
+			return -1;
+		size_t body = (size_t)(c.p - sec), end = body + (size_t)len;
+		c.end = sec + end;
+		int version = (int)rd(&c, 2);
+		if (version >= 5)
+			skip(&c, 2); /* address and segment selector sizes */
+		uint64_t header_len = rd(&c, offsz);
+		if (c.bad || version < 2 || version > 5 || header_len > (uint64_t)(c.end - c.p))
+			return -1;
+		size_t program = (size_t)(c.p - sec) + (size_t)header_len;
+		skip(&c, version >= 4 ? 3 : 2); /* minimum instruction length, max ops, default_is_stmt */
+		int line_base = (int8_t)rd(&c, 1), line_range = (int)rd(&c, 1), opcode_base = (int)rd(&c, 1);
+		const unsigned char *std_lengths = c.p;
+		skip(&c, opcode_base > 0 ? (uint64_t)opcode_base - 1 : 0);
+		if (c.bad || line_range == 0 || opcode_base == 0 || c.p > sec + program)
+			return -1;
+		/* The unit length is rewritten below; it keeps its size and place. */
+		size_t unit_out = out->len;
+		keep(out, mv, sec, off, program);
+		if (fix_program(sec, program, end, opcode_base, line_base, line_range, std_lengths, map, out,
+				mv) < 0)
+			return -1;
+		uint64_t newlen = out->len - unit_out - (offsz == 8 ? 12 : 4);
+		if (offsz == 4 && newlen >= 0xfffffff0)
+			return -1;
+		for (int i = 0; i < offsz; i++)
+			out->s[unit_out + (offsz == 8 ? 4 : 0) + i] = (char)(newlen >> (8 * i));
+		off = end;
+	}
+	mv->new_size = out->len;
+	return 0;
+}
+
+/* Move what refers into section si to where mv put it: the offsets of the
+ * relocations applied to it, and the addends of relocations against its
+ * section symbol (DW_AT_stmt_list). */
+static int move_relocations(struct elf *e, size_t si, const struct moves *mv)
+{
+	for (size_t r = 1; r < e->nsh; r++) {
+		const Elf64_Shdr *rs = &e->sh[r];
+		if (rs->sh_type != SHT_RELA || rs->sh_link >= e->nsh)
+			continue;
+		const Elf64_Shdr *symtab = &e->sh[rs->sh_link];
+		for (uint64_t k = 0; k + sizeof(Elf64_Rela) <= rs->sh_size; k += sizeof(Elf64_Rela)) {
+			unsigned char *p = e->data + rs->sh_offset + k;
+			Elf64_Rela rel;
+			memcpy(&rel, p, sizeof rel);
+			long long to;
+			if (rs->sh_info == si) {
+				if ((to = moved_to(mv, rel.r_offset)) < 0)
+					return -1;
+				rel.r_offset = (uint64_t)to;
+			}
+			Elf64_Sym sym = {0};
+			uint64_t at = (uint64_t)ELF64_R_SYM(rel.r_info) * sizeof sym;
+			if (at + sizeof sym <= symtab->sh_size)
+				memcpy(&sym, e->data + symtab->sh_offset + at, sizeof sym);
+			if (ELF64_ST_TYPE(sym.st_info) == STT_SECTION && sym.st_shndx == si) {
+				if (rel.r_addend < 0 || (to = moved_to(mv, (uint64_t)rel.r_addend)) < 0)
+					return -1;
+				rel.r_addend = to;
+			}
+			memcpy(p, &rel, sizeof rel);
+		}
+	}
+	return 0;
+}
+
+/* ---- the whole file ----------------------------------------------------- */
+
+static int fix_lines(struct elf *e, const struct line_map *map)
+{
+	static const char *const dies[][2] = {
+		{".debug_info", ".debug_abbrev"},
+		{".debug_info.dwo", ".debug_abbrev.dwo"},
+		{".debug_types", ".debug_abbrev"},
+		{".debug_types.dwo", ".debug_abbrev.dwo"},
+	};
+	struct abbrevs t = {~(uint64_t)0, NULL, 0, 0, NULL, 0, 0};
+	int r = 0;
+	for (size_t i = 1; i < e->nsh && r == 0; i++)
+		for (size_t k = 0; k < sizeof dies / sizeof *dies; k++) {
+			if (strcmp(sec_name(e, i), dies[k][0]) || e->sh[i].sh_type == SHT_NOBITS)
+				continue;
+			size_t ab = find_section(e, dies[k][1]);
+			t.offset = ~(uint64_t)0;
+			if (!ab || fix_dies(e, i, ab, k >= 2, map, &t) < 0) {
+				e->why = "cannot read its DIEs";
+				r = -1;
+			}
+		}
+	free(t.a);
+	free(t.spec);
+	for (size_t i = 1; i < e->nsh && r == 0; i++) {
+		const char *name = sec_name(e, i);
+		if ((strcmp(name, ".debug_line") && strcmp(name, ".debug_line.dwo")) ||
+		    e->sh[i].sh_type == SHT_NOBITS)
+			continue;
+		struct buf out = {0};
+		struct moves mv = {0};
+		const unsigned char *sec = e->data + e->sh[i].sh_offset;
+		size_t size = e->sh[i].sh_size;
+		if (fix_line_section(sec, size, map, &out, &mv) < 0) {
+			e->why = "cannot read its line table";
+			r = -1;
+		} else if (out.len != size || memcmp(out.s, sec, size)) {
+			if (move_relocations(e, i, &mv) < 0) {
+				e->why = "a relocation points into a line number";
+				r = -1;
+			} else {
+				/* The new table goes to the end of the file. */
+				size_t at = e->len;
+				e->data = xrealloc(e->data, e->len + out.len);
+				memcpy(e->data + at, out.s, out.len);
+				e->len += out.len;
+				e->sh[i].sh_offset = at;
+				e->sh[i].sh_size = out.len;
+				store_shdr(e, i);
+			}
+		}
+		buf_free(&out);
+		free(mv.m);
+	}
+	return r;
+}
+
+int debugfix_object(char **data, size_t *len, const char *checksums, const struct line_map *lines,
+		    const char **why)
+{
+	struct elf e;
+	*why = NULL;
+	if (elf_open(&e, (unsigned char *)*data, *len) < 0) {
+		if (lines && lines->n) {
+			*why = "it is not a 64-bit little-endian ELF file";
+			return -1;
+		}
+		if (checksums && *checksums)
+			patch_checksums((unsigned char *)*data, *len, checksums);
+		return 0;
+	}
+	/* Checksums only in the line tables' file entries, where clang writes
+	 * them (a placeholder's 16 bytes could occur anywhere else). */
+	for (size_t i = 1; checksums && *checksums && i < e.nsh; i++) {
+		const char *name = sec_name(&e, i);
+		if ((!strcmp(name, ".debug_line") || !strcmp(name, ".debug_line.dwo")) &&
+		    e.sh[i].sh_type != SHT_NOBITS)
+			patch_checksums(e.data + e.sh[i].sh_offset, e.sh[i].sh_size, checksums);
+	}
+	int r = lines && lines->n ? fix_lines(&e, lines) : 0;
+	*data = (char *)e.data;
+	*len = e.len;
+	*why = e.why;
+	free(e.sh);
+	return r;
+}
+
+int debugfix_copy(const char *from, const char *to, const char *checksums,
+		  const struct line_map *lines)
+{
+	char *data;
+	size_t len;
+	const char *why;
+	if (mtpc_read_file(from, &data, &len) < 0) {
+		mtpc_error("cannot read %s: %s", from, strerror(errno));
+		return -1;
+	}
+	if (debugfix_object(&data, &len, checksums, lines, &why) < 0) {
+		mtpc_error("%s: cannot put the real line numbers back: %s", from, why);
+		free(data);
+		return -1;
+	}
+	int r = mtpc_write_file(to, data, len, MTPC_WRITE_IF_CHANGED);
+	if (r < 0)
+		mtpc_error("cannot write %s: %s", to, strerror(errno));
+	free(data);
+	return r < 0 ? -1 : 0;
+}
+
+char *debugfix_text(const char *text, const struct line_map *lines)
+{
+	struct buf b = {0};
+	const char *p = text;
+	while (*p) {
+		/* ":LINE" of ten digits (virtual lines are 2^30 and up) */
+		const char *q = strchr(p, ':');
+		if (!q) {
+			buf_add(&b, p);
+			break;
+		}
+		size_t digits = strspn(q + 1, "0123456789");
+		buf_addn(&b, p, (size_t)(q + 1 - p));
+		p = q + 1;
+		if (digits == 10 && lines) {
+			long long real = debugfix_real_line(lines, strtoull(p, NULL, 10));
+			if (real >= 0) {
+				buf_printf(&b, "%lld", real);
+				p += digits;
+			}
+		}
+	}
+	return b.s ? b.s : xstrdup("");
+}

@@ -1,0 +1,60 @@
+/* debugfix.h: put back into a compiled partition (its object or .dwo) the
+ * debug info that mtpc-split replaced so that a partition's bitcode changes
+ * only when its code does: the real MD5 checksums of the source files (for
+ * the placeholders of --placeholder-checksums) and the real line numbers
+ * (for the virtual lines of --virtual-lines, common/virtual_lines.h).
+ *
+ * Checksums are patched in place in the line tables. Lines are patched in
+ * place in the DIEs (DW_AT_decl_line, DW_AT_call_line: clang writes them as
+ * data4 for numbers this large) and by re-encoding the line programs
+ * (.debug_line, .debug_line.dwo), which changes their size: the new section
+ * goes to the end of the file and the relocations into it, or against its
+ * section symbol, are moved with it. The result is an input of `ld.lld -r`,
+ * which lays the output out anew. 64-bit little-endian ELF only (what
+ * mtpc-split renumbers lines for). Same input, same output, byte for byte. */
+#ifndef MTPC_NG_DEBUGFIX_H
+#define MTPC_NG_DEBUGFIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One span of a partition's map: virtual lines virt .. virt+count-1 are real
+ * lines first .. first+count-1. */
+struct line_span {
+	uint32_t virt, first, count;
+};
+
+/* A partition's map, spans in increasing virt order (n == 0: no virtual
+ * lines, nothing to put back). */
+struct line_map {
+	struct line_span *span;
+	size_t n;
+};
+
+/* Partition part's spans out of the text of lines.txt. Returns 0, or -1 if
+ * the text is malformed (map left empty). */
+int debugfix_parse_lines(const char *text, int part, struct line_map *map);
+void debugfix_free_lines(struct line_map *map);
+
+/* The real line of line v: v itself when it is not virtual, -1 when it is
+ * virtual but no span has it. */
+long long debugfix_real_line(const struct line_map *map, uint64_t v);
+
+/* Fix the file in (*data, *len), which may be reallocated: the checksums of
+ * checksums ("PLACEHOLDER REAL" hex lines, may be NULL) and the lines of
+ * lines (may be NULL). Returns 0, or -1 with *why set (a static string)
+ * when the file has virtual lines this code cannot put back. */
+int debugfix_object(char **data, size_t *len, const char *checksums, const struct line_map *lines,
+		    const char **why);
+
+/* debugfix_object from the file from to the file to, written atomically and
+ * only if changed. Returns 0, or -1 after one error message naming the
+ * file. */
+int debugfix_copy(const char *from, const char *to, const char *checksums,
+		  const struct line_map *lines);
+
+/* A copy of a compiler's message text with "FILE:LINE" virtual lines turned
+ * into real ones (backend warnings and remarks name source lines). */
+char *debugfix_text(const char *text, const struct line_map *lines);
+
+#endif
