@@ -24,10 +24,10 @@ DEBUG = PROJECTS / "debug"
 GDB = shutil.which("gdb")
 
 
-def marks():
+def marks(src_dir=DEBUG):
     """{function: (file name, MARK line)} from the sample's sources."""
     out = {}
-    for src in sorted(DEBUG.glob("*.c")):
+    for src in sorted(src_dir.glob("*.c")):
         for n, line in enumerate(src.read_text().splitlines(), 1):
             m = re.search(r"MARK:(\w+) \*/", line)
             if m:
@@ -76,9 +76,10 @@ def gdb(exe, *commands):
     return out
 
 
-def check_with_gdb(exe, funcs):
+def check_with_gdb(exe, funcs, src_dir=DEBUG):
     """Breakpoints on funcs stop on their MARK lines; `info line` and `list`
-    agree with the source."""
+    agree with the source (the sample's, or an edited copy in src_dir)."""
+    marks_now = marks(src_dir)
     cmds = [f"tbreak {f}" for f in funcs] + ["run"] + ["continue"] * (len(funcs) - 1)
     for f in funcs:
         cmds += [f"info line {f}", f"list {f}"]
@@ -86,10 +87,10 @@ def check_with_gdb(exe, funcs):
     hits = {m.group(1): (pathlib.Path(m.group(2)).name, int(m.group(3))) for m in re.finditer(
         r"^Temporary breakpoint \d+, (\w+) \(.*\) at (\S+):(\d+)$", out, re.M)}
     for f in funcs:
-        assert hits.get(f) == MARKS[f], f"{f}: stopped at {hits.get(f)}, MARK is {MARKS[f]}\n{out}"
-        file, line = MARKS[f]
+        assert hits.get(f) == marks_now[f], f"{f}: stopped at {hits.get(f)}, MARK is {marks_now[f]}\n{out}"
+        file, line = marks_now[f]
         brace = line - 1
-        assert (DEBUG / file).read_text().splitlines()[brace - 1].strip() == "{", f
+        assert (src_dir / file).read_text().splitlines()[brace - 1].strip() == "{", f
         # The entry belongs to the brace's line, or to the MARK line when
         # the function has no prologue (lib_trace).
         assert re.search(rf'^Line ({brace}|{line}) of "\S*/{re.escape(file)}" starts at '

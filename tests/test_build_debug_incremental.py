@@ -1,9 +1,11 @@
 """Incremental builds with debug info (issue #15): the source file's MD5 checksum, which every
 DWARF 5 line table carries and every edit changes, stays out of the partitions (mtpc-split
---placeholder-checksums) and the merge writes the real one back. So an edit inside a line of
-one function reruns only the slot of the partition that owns it, in -g and -gsplit-dwarf
-builds, and the result is byte for byte what a full rebuild of the inner build produces, with
-the real checksums (llvm-dwarfdump) and working breakpoints (gdb).
+--placeholder-checksums), and so do the line numbers of everything below an edit that adds a
+line (mtpc-split --virtual-lines); the merge writes the real ones back. So an edit of one
+function, inside a line or adding one, reruns only the slot of the partition that owns it, a
+comment line added between functions reruns none, in -g and -gsplit-dwarf builds, and the
+result is byte for byte what a full rebuild of the inner build produces, with the real
+checksums and lines (llvm-dwarfdump) and working breakpoints (gdb).
 
 Uses the sample tests/projects/debug (calc.c is split into several partitions)."""
 import hashlib
@@ -16,7 +18,17 @@ from conftest import llvm_tool, run
 from test_build_debug import DEBUG, GDB, check_with_gdb, configure_debug, one_per_partition, plans
 from test_build_integration import build
 
-EDIT = ("n += lib_trace(1); /* MARK:calc_alpha */", "n += lib_trace(1) + 5; /* MARK:calc_alpha */")
+MARK = "n += lib_trace(1); /* MARK:calc_alpha */"
+# name: (text, replacement, the function whose partition must rerun, or None: no slot)
+EDITS = {
+    # inside a line: no line moves
+    "in-line": (MARK, "n += lib_trace(1) + 5; /* MARK:calc_alpha */", "calc_alpha"),
+    # a statement on a new line: every function below calc_alpha moves down by one
+    "new-line": (MARK, MARK + "\n\tn ^= 3;", "calc_alpha"),
+    # a comment line above calc_beta: the code is the same, everything below it moves
+    "comment": ("__attribute__((noinline)) int calc_beta(int n)",
+                "/* a new comment line */\n__attribute__((noinline)) int calc_beta(int n)", None),
+}
 
 
 def new_log_entries(inner, before):
@@ -49,22 +61,25 @@ def inner_files(inner, suffixes):
             for p in sorted(inner.rglob("*")) if p.is_file() and p.name.endswith(suffixes)}
 
 
-@pytest.fixture(params=["-g", "-gsplit-dwarf"])
+@pytest.fixture(params=[(f, e) for f in ("-g", "-gsplit-dwarf") for e in EDITS],
+                ids=lambda p: f"{p[0]}-{p[1]}")
 def edited(request, tmp_path):
-    """The debug sample built, then calc_alpha edited inside its line and built again:
-    (flags, source dir, build dir, inner edges that the second build ran)."""
+    """The debug sample built, then calc.c edited (EDITS) and built again:
+    (flags, edit name, source dir, build dir, inner edges that the second build ran)."""
+    flags, name = request.param
+    old, new, _ = EDITS[name]
     src = tmp_path / "src"
     shutil.copytree(DEBUG, src)
     b = tmp_path / "b"
-    configure_debug_at(src, b, request.param, tmp_path / "plans.sqlite")
+    configure_debug_at(src, b, flags, tmp_path / "plans.sqlite")
     inner = b / "dbg.mtpc"
     assert len(plans(b)["calc.c.o"]["partitions"]) >= 3, "calc.c must be split"
     before = log_len(inner)
     text = (src / "calc.c").read_text()
-    assert EDIT[0] in text
-    (src / "calc.c").write_text(text.replace(EDIT[0], EDIT[1]))
+    assert old in text
+    (src / "calc.c").write_text(text.replace(old, new, 1))
     build(b)
-    return request.param, src, b, new_log_entries(inner, before)
+    return f"{flags} {name}", name, src, b, new_log_entries(inner, before)
 
 
 def configure_debug_at(src, b, flags, cache):
@@ -76,19 +91,22 @@ def configure_debug_at(src, b, flags, cache):
     build(b)
 
 
-def test_edit_inside_a_line_reruns_only_the_owning_slot(edited):
-    flags, src, b, ran = edited
+def test_edit_reruns_only_the_owning_slot(edited):
+    flags, name, src, b, ran = edited
     slots = sorted(p for p in ran if re.search(r"/p\d+\.o$", p))
     calc = [p for p in slots if "/calc.c.o-" in p]
-    want = owner(b, "calc.c.o", "calc_alpha")
-    assert [re.search(r"/p(\d+)\.o$", p).group(1) for p in calc] == [str(want)], \
-        f"{flags}: slots of calc.c that reran: {calc} (calc_alpha is in p{want})\nall: {ran}"
+    edited_function = EDITS[name][2]
+    want = [str(owner(b, "calc.c.o", edited_function))] if edited_function else []
+    assert [re.search(r"/p(\d+)\.o$", p).group(1) for p in calc] == want, \
+        f"{flags}: slots of calc.c that reran: {calc} (want p{want})\nall: {ran}"
+    # The merge reran: it puts the new checksum and lines in.
+    assert [p for p in ran if "/calc.c.o-" in p and p.endswith("native.o")], ran
     # Modules that do not import calc_alpha's body recompile nothing.
     assert not [p for p in slots if "/lib.c.o-" in p], ran
 
 
 def test_real_checksums_after_the_edit(edited):
-    flags, src, b, _ = edited
+    flags, _, src, b, _ = edited
     md5s = line_table_md5s(b / "dbg")
     for name in ("calc.c", "lib.c", "main.c"):
         real = hashlib.md5((src / name).read_bytes()).hexdigest()
@@ -97,7 +115,7 @@ def test_real_checksums_after_the_edit(edited):
 
 
 def test_incremental_result_equals_a_full_rebuild(edited):
-    flags, src, b, _ = edited
+    flags, _, src, b, _ = edited
     inner = b / "dbg.mtpc"
     suffixes = (".dwo", "native.o")
     incremental = (b / "dbg").read_bytes(), inner_files(inner, suffixes)
@@ -112,12 +130,35 @@ def test_incremental_result_equals_a_full_rebuild(edited):
 
 
 def test_breakpoints_after_the_edit(edited):
-    flags, src, b, _ = edited
+    flags, _, src, b, _ = edited
     if not GDB:
         pytest.skip("gdb not installed")
-    if flags == "-gsplit-dwarf":
+    if flags.startswith("-gsplit-dwarf"):
         # gdb 13 cannot read llvm-dwp's DWARF 5 .dwp (test_build_debug.py); the .dwo files.
         (b / "dbg.dwp").unlink(missing_ok=True)
     picks = one_per_partition(b)
     assert len({(m, i) for m, i, _ in picks}) >= 3, picks
-    check_with_gdb(b / "dbg", [f for _, _, f in picks])
+    check_with_gdb(b / "dbg", [f for _, _, f in picks], src)
+
+
+def test_declared_lines_after_the_edit(edited):
+    """Every function's DW_AT_decl_line is its line in the edited source (virtual lines are
+    all gone, and the real ones are right, not only consistent with a full rebuild)."""
+    flags, _, src, b, _ = edited
+    files = [b / "dbg"] + ([b / "dbg.dwp"] if (b / "dbg.dwp").exists() else [])
+    text = run([llvm_tool("llvm-dwarfdump"), "--debug-info", *files]).stdout
+    declared = {}
+    for die in text.split("\n\n"):
+        name = re.search(r'DW_AT_name\s+\("(\w+)"\)', die)
+        line = re.search(r"DW_AT_decl_line\s+\((\d+)\)", die)
+        if "DW_TAG_subprogram" in die and "DW_AT_declaration" not in die and name and line:
+            declared.setdefault(name.group(1), set()).add(int(line.group(1)))
+    assert declared, text[:2000]
+    assert not [n for n, ls in declared.items() if max(ls) >= 1 << 30], declared
+    for f in ("calc_alpha", "calc_beta", "calc_theta", "calc_all"):
+        lines = (src / "calc.c").read_text().splitlines()
+        want = next(n for n, l in enumerate(lines, 1) if re.search(rf"\bint {f}\(int n\)$", l))
+        assert declared.get(f) == {want}, f"{flags}: {f} declared at {declared.get(f)}, is at {want}"
+    lt = run([llvm_tool("llvm-dwarfdump"), "--debug-line", b / "dbg"]).stdout
+    rows = [int(m.group(1)) for m in re.finditer(r"^0x[0-9a-f]{16}\s+(\d+)\s", lt, re.M)]
+    assert rows and max(rows) < len((src / "calc.c").read_text().splitlines()) + 50, max(rows)

@@ -28,7 +28,7 @@ def write_if_changed(path, data):
 
 
 # mtpc-split options without a value (the steps pass them).
-FLAGS = {"--placeholder-checksums"}
+FLAGS = {"--placeholder-checksums", "--virtual-lines"}
 
 
 def main(argv):
