@@ -469,20 +469,24 @@ static std::string file_key(const DIFile *f)
 	return k + f->getFilename().str();
 }
 
-// n with its lines renumbered by v, as a temporary (null if n states no line
-// or none changes). The argument lists are those of each class's cloneImpl.
-template <class V> static TempMDNode relined(MDNode *n, V v)
+// n with its lines renumbered by v (and, from LLVM 22, a location's atom
+// group by atom), as a temporary (null if nothing changes). The argument
+// lists are those of each class's cloneImpl.
+template <class V, class A> static TempMDNode relined(MDNode *n, V v, [[maybe_unused]] A atom)
 {
 	LLVMContext &c = n->getContext();
 	if (auto *l = dyn_cast<DILocation>(n)) {
 		unsigned line = v(l->getFile(), l->getLine());
+#if LLVM_VERSION_MAJOR >= 22
+		uint64_t group = atom(l->getAtomGroup());
+		if (line == l->getLine() && group == l->getAtomGroup())
+			return nullptr;
+		return DILocation::getTemporary(c, line, l->getColumn(), l->getRawScope(),
+						l->getRawInlinedAt(), l->isImplicitCode(), group,
+						l->getAtomRank());
+#else
 		if (line == l->getLine())
 			return nullptr;
-#if LLVM_VERSION_MAJOR >= 22
-		return DILocation::getTemporary(c, line, l->getColumn(), l->getRawScope(),
-						l->getRawInlinedAt(), l->isImplicitCode(),
-						l->getAtomGroup(), l->getAtomRank());
-#else
 		return DILocation::getTemporary(c, line, l->getColumn(), l->getRawScope(),
 						l->getRawInlinedAt(), l->isImplicitCode());
 #endif
@@ -707,10 +711,23 @@ extern "C" char *mtpc_virtual_lines(LLVMModuleRef module, char **error)
 		return it->second.virt[k - 1] + (line - s[k - 1].first);
 	};
 
+	// Key instructions (LLVM 22): clang numbers the statements' atom groups
+	// across the whole file, so a statement added anywhere renumbers every
+	// group after it. Only their identity within a function matters; number
+	// them anew in the order the partition first uses them.
+	DenseMap<uint64_t, uint64_t> groups;
+#if LLVM_VERSION_MAJOR >= 22
+	for (MDNode *n : nodes)
+		if (auto *l = dyn_cast<DILocation>(n))
+			if (l->getAtomGroup())
+				groups.insert({l->getAtomGroup(), groups.size() + 1});
+#endif
+	auto atom = [&](uint64_t g) -> uint64_t { return g ? groups.lookup(g) : 0; };
+
 	// New nodes: temporaries first, so that cycles among them close.
 	DenseMap<Metadata *, TempMDNode> temp;
 	for (MDNode *n : nodes)
-		if (TempMDNode t = relined(n, virt))
+		if (TempMDNode t = relined(n, virt, atom))
 			temp[n] = std::move(t);
 	for (auto &p : temp)
 		for (unsigned i = 0; i < p.second->getNumOperands(); i++) {
