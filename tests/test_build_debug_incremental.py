@@ -162,3 +162,25 @@ def test_declared_lines_after_the_edit(edited):
     lt = run([llvm_tool("llvm-dwarfdump"), "--debug-line", b / "dbg"]).stdout
     rows = [int(m.group(1)) for m in re.finditer(r"^0x[0-9a-f]{16}\s+(\d+)\s", lt, re.M)]
     assert rows and max(rows) < len((src / "calc.c").read_text().splitlines()) + 50, max(rows)
+
+
+def test_lines_that_cannot_be_restored_fall_back_to_the_unsplit_backend(tmp_path):
+    """A map of virtual lines that does not cover a partition's lines (here: cut short) makes
+    the merge warn and compile the module unsplit: the build still succeeds, and no virtual
+    line reaches the output."""
+    src = tmp_path / "src"
+    shutil.copytree(DEBUG, src)
+    b = tmp_path / "b"
+    configure_debug_at(src, b, "-g", tmp_path / "plans.sqlite")
+    expected = run([b / "dbg"]).stdout
+    (lines,) = (b / "dbg.mtpc" / "mod").glob("calc.c.o-*/parts/lines.txt")
+    text = lines.read_text()
+    assert text.count("\n") > 2, text
+    lines.write_text(text.splitlines(keepends=True)[0])
+    # The inner build by itself: the merge, whose input changed, reruns.
+    out = run(["ninja", "-C", b / "dbg.mtpc"])
+    assert "debug info could not be restored; compiling it unsplit" in out.stdout + out.stderr
+    assert run([b / "dbg"]).stdout == expected
+    info = run([llvm_tool("llvm-dwarfdump"), "--debug-info", "--debug-line", b / "dbg"]).stdout
+    big = [int(n) for n in re.findall(r"\b(\d{10})\b", info) if int(n) >= 1 << 30]
+    assert not big, big[:5]

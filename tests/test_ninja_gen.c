@@ -1,8 +1,9 @@
 /* Unit tests for ninja-gen: Ninja/shell escaping, response-file tokenizing,
- * link command classification, archive extraction, dyndep text and plan
- * reading. argv[1]: a temporary directory. Prints "N passed, N failed". */
+ * link command classification, archive extraction, dyndep text, plan
+ * reading and the map of virtual lines. argv[1]: a temporary directory. Prints "N passed, N failed". */
 #include "ar.h"
 #include "buf.h"
+#include "debugfix.h"
 #include "graph.h"
 #include "linkcmd.h"
 #include "ninja_write.h"
@@ -231,6 +232,39 @@ static void test_sched(void)
 	CHECK(shares[0] + shares[1] + shares[2] == SCHED_UNITS);
 }
 
+/* The map of virtual lines and what reads it (debugfix.h). */
+static void test_debugfix(void)
+{
+	struct line_map m;
+	const char *text = "0 1073741824 10 3\n1 1073741824 7 1\n0 1073741827 40 5\n";
+	CHECK(debugfix_parse_lines(text, 0, &m) == 0 && m.n == 2);
+	CHECK(debugfix_real_line(&m, 12) == 12);                 /* a real line */
+	CHECK(debugfix_real_line(&m, 1073741824) == 10);
+	CHECK(debugfix_real_line(&m, 1073741826) == 12);
+	CHECK(debugfix_real_line(&m, 1073741827) == 40);
+	CHECK(debugfix_real_line(&m, 1073741831) == 44);
+	CHECK(debugfix_real_line(&m, 1073741832) == -1);         /* virtual, unmapped */
+	char *msg = debugfix_text("a.c:1073741828:5: warning: x\nb.c:1073741900:1: y\n", &m);
+	CHECK(!strcmp(msg, "a.c:41:5: warning: x\nb.c:1073741900:1: y\n"));
+	free(msg);
+	/* Not an ELF file: checksums still work, virtual lines cannot. */
+	char *data = xstrdup("not an object");
+	size_t len = strlen(data);
+	const char *why = NULL;
+	CHECK(debugfix_object(&data, &len, NULL, &m, &why) == -1 && why != NULL);
+	CHECK(debugfix_object(&data, &len, NULL, NULL, &why) == 0);
+	free(data);
+	debugfix_free_lines(&m);
+	CHECK(debugfix_parse_lines(text, 1, &m) == 0 && m.n == 1 && debugfix_real_line(&m, 1073741824) == 7);
+	debugfix_free_lines(&m);
+	CHECK(debugfix_parse_lines(text, 5, &m) == 0 && m.n == 0);
+	/* Malformed: spans that overlap, lines that are not virtual, junk. */
+	CHECK(debugfix_parse_lines("0 1073741824 1 5\n0 1073741826 9 1\n", 0, &m) == -1 && m.n == 0);
+	CHECK(debugfix_parse_lines("0 17 1 5\n", 0, &m) == -1);
+	CHECK(debugfix_parse_lines("0 1073741824 x 5\n", 0, &m) == -1);
+	CHECK(debugfix_parse_lines("", 0, &m) == 0 && m.n == 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *tmp = argc > 1 ? argv[1] : "/tmp";
@@ -241,6 +275,7 @@ int main(int argc, char **argv)
 	test_linkcmd_and_ar(dir);
 	test_dyndep_and_plan();
 	test_sched();
+	test_debugfix();
 	free(dir);
 	return CHECK_REPORT();
 }
