@@ -216,6 +216,24 @@ static int put_uleb_fixed(unsigned char *p, int n, uint64_t v)
 	return v ? -1 : 0;
 }
 
+/* A unit's initial length (32- or 64-bit DWARF): sets *offsz and limits c
+ * to the unit. Returns -1 if it does not fit. */
+static int enter_unit(struct cur *c, int *offsz)
+{
+	uint64_t len = rd(c, 4);
+	*offsz = 4;
+	if (len == 0xffffffff) {
+		len = rd(c, 8);
+		*offsz = 8;
+	} else if (len >= 0xfffffff0) {
+		return -1;
+	}
+	if (c->bad || len > (uint64_t)(c->end - c->p))
+		return -1;
+	c->end = c->p + len;
+	return 0;
+}
+
 /* Skip one attribute value of the given form; -1 for a form we do not know. */
 static int skip_form(struct cur *c, uint64_t form, int offsz, int addrsz, int version)
 {
@@ -453,18 +471,10 @@ static int fix_dies(struct elf *e, size_t si, size_t abbrev_si, int types, const
 	size_t absize = e->sh[abbrev_si].sh_size;
 	while (off < size) {
 		struct cur c = {sec + off, sec + size, 0};
-		uint64_t len = rd(&c, 4);
-		int offsz = 4;
-		if (len == 0xffffffff) {
-			len = rd(&c, 8);
-			offsz = 8;
-		} else if (len >= 0xfffffff0) {
+		int offsz;
+		if (enter_unit(&c, &offsz) < 0)
 			return -1;
-		}
-		if (c.bad || len > (uint64_t)(c.end - c.p))
-			return -1;
-		const unsigned char *end = c.p + len;
-		c.end = end;
+		const unsigned char *end = c.end;
 		int version = (int)rd(&c, 2), addrsz = 8, unit_type = 0;
 		uint64_t abbr_at, abbr;
 		if (version >= 5) {
@@ -632,18 +642,10 @@ static int fix_line_section(const unsigned char *sec, size_t size, const struct 
 	mv->old_size = size;
 	while (off < size) {
 		struct cur c = {sec + off, sec + size, 0};
-		uint64_t len = rd(&c, 4);
-		int offsz = 4;
-		if (len == 0xffffffff) {
-			len = rd(&c, 8);
-			offsz = 8;
-		} else if (len >= 0xfffffff0) {
+		int offsz;
+		if (enter_unit(&c, &offsz) < 0)
 			return -1;
-		}
-		if (c.bad || len > (uint64_t)(c.end - c.p))
-			return -1;
-		size_t body = (size_t)(c.p - sec), end = body + (size_t)len;
-		c.end = sec + end;
+		size_t end = (size_t)(c.end - sec);
 		int version = (int)rd(&c, 2);
 		if (version >= 5)
 			skip(&c, 2); /* address and segment selector sizes */
