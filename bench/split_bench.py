@@ -17,9 +17,19 @@ interleaved with the unsplit baseline, and medians are reported:
                         compiled alone, without the available_externally copies its
                         partition gets (mtpc-split; goal <= 1.05, the alternative goal
                         when that unit is bigger than a fair share of the module)
+  slowest / function    slowest partition / the module's largest single function (by
+                        instruction count, or --unit-func) extracted with llvm-extract and
+                        compiled alone (issue #13's goal <= 1.3)
+  slowest without copies  the slowest partition compiled again with its
+                        available_externally function bodies made declarations: how much
+                        of the critical partition is copies and how much its own code
   critical path         split + slowest partition + merge (wall), and the backend speedup it
                         predicts with >= N cores (import step not included); the same
                         figures from CPU times are printed too (robust to a busy machine)
+  on >= N cores         a prediction: the serial steps as they ran (import + split of the
+                        pipeline run below, and the merge; wall) + the slowest partition's
+                        CPU, over the unsplit backend's CPU (issue #13's goals: speedup >= 8
+                        and serial steps <= 0.02 of the backend's CPU, at 16 partitions)
   backend on J cores    the module's whole backend as the pipeline runs it on this machine:
                         import + split (mtpc-split --thinlto-index), the partitions compiled
                         J at a time (--jobs, default: the machine's cores), merge; wall /
@@ -31,7 +41,9 @@ interleaved with the unsplit baseline, and medians are reported:
                         backend's CPU
 
 CPU is each process's own user+system time (os.wait4), robust on a shared machine; wall
-times are printed too but are noisy when others use the cores.
+times are printed too but are noisy when others use the cores. mtpc-split runs with
+--no-cache: every split is a fresh one, as on a first build. --mtpc-split-args may be given
+more than once: each is one mtpc-split configuration, measured interleaved with the others.
 
 Inputs (one of):
   default          SQLite's sqlite3.c, linked with shell.c (run bench/get-sqlite.sh first)
@@ -63,8 +75,9 @@ def partition_files(outdir):
 
 
 class Splitter:
-    def __init__(self, name, argv_fn):
+    def __init__(self, name, argv_fn, kind=None):
         self.name = name
+        self.kind = kind or name    # "mtpc-split" or "llvm-split"
         self.argv_fn = argv_fn      # (input, outdir, n) -> argv
         self.runs = []              # one dict per repeat
 
@@ -147,6 +160,55 @@ def unit_alone(outdir, clang, extract, compile_args):
     return m.cpu, big / stats["total_cost"]
 
 
+def largest_function(bc):
+    """(name, instructions, share of the module's instructions) of the module's largest
+    defined function (available_externally bodies not counted), by llvm-dis line count."""
+    ir = lib.run_measured([lib.llvm_tool("llvm-dis"), bc, "-o", "-"]).stdout
+    counts, cur = {}, None
+    for line in ir.splitlines():
+        if line.startswith("define "):
+            m = re.search(r'@("[^"]+"|[-\w.$]+)\(', line)
+            cur = None if "available_externally" in line.split("@")[0] else m.group(1)
+            if cur:
+                counts[cur] = 0
+        elif line.startswith("}"):
+            cur = None
+        elif cur and line.startswith("  "):
+            counts[cur] += 1
+    if not counts:
+        raise lib.BenchError(f"no function defined in {bc}")
+    name = max(counts, key=lambda k: (counts[k], k))
+    return name.strip('"'), counts[name], counts[name] / sum(counts.values())
+
+
+def function_alone(bc, name, workdir, clang, extract, compile_args):
+    """CPU seconds of one function extracted from bc (everything else a declaration) and
+    compiled by itself as the slots compile."""
+    fbc, obj = workdir / "function.bc", workdir / "function.o"
+    lib.run_measured([extract, f"--func={name}", bc, "-o", fbc])
+    m = lib.run_measured(ir_compile(clang, compile_args, fbc, obj))
+    lib.check_object(obj, f"{name} alone")
+    return m.cpu
+
+
+def without_copies(part, clang, extract, compile_args):
+    """Compile partition `part` with all its available_externally function bodies made
+    declarations: (CPU seconds, number of bodies removed)."""
+    ir = lib.run_measured([lib.llvm_tool("llvm-dis"), part, "-o", "-"]).stdout
+    names = sorted(n.strip('"') for n in re.findall(
+        r'^define available_externally [^@\n]*@("[^"]+"|[-\w.$]+)\(', ir, re.M))
+    own = part.with_name("own.bc")
+    if names:
+        lib.run_measured([extract, "--delete", *[f"--func={n}" for n in names], part,
+                          "-o", own])
+    else:
+        shutil.copyfile(part, own)
+    obj = own.with_suffix(".o")
+    m = lib.run_measured(ir_compile(clang, compile_args, own, obj))
+    lib.check_object(obj, f"{part.name} without copies")
+    return m.cpu, len(names)
+
+
 def run_pipeline(split_argv, outdir, jobs, clang, lld, objcopy, compile_args):
     """The backend of one module as MTPC's inner build runs it on `jobs` cores: split,
     the partitions compiled `jobs` at a time (in index order, as Ninja starts ready
@@ -181,6 +243,8 @@ def summarize(runs, base, jobs=0):
                              "max_wall", "merge_wall", "partitions")}
     s["sum_cpu_over_unsplit"] = lib.ratio(s["sum_cpu"], base["compile_cpu"])
     s["slowest_over_mean"] = lib.median(r["max_cpu"] / r["mean_cpu"] for r in runs)
+    s["per_repeat_sum_cpu_over_unsplit"] = [r["sum_cpu"] / b["compile_cpu"]
+                                            for r, b in zip(runs, base["runs"])]
     s["split_over_backend"] = lib.ratio(s["split_wall"], base["backend_wall"])
     s["critical_path"] = s["split_wall"] + s["max_wall"] + s["merge_wall"]
     s["predicted_speedup"] = lib.ratio(base["backend_wall"], s["critical_path"])
@@ -194,8 +258,33 @@ def summarize(runs, base, jobs=0):
         s["unit_cpu"] = lib.median(r["unit_cpu"] for r in units)
         s["unit_share"] = units[0]["unit_share"]
         s["slowest_over_unit"] = lib.median(r["max_cpu"] / r["unit_cpu"] for r in units)
+    funcs = [(r, b) for r, b in zip(runs, base["runs"]) if b.get("function_cpu")]
+    if funcs:
+        s["per_repeat_slowest_over_function"] = [r["max_cpu"] / b["function_cpu"]
+                                                 for r, b in funcs]
+        s["slowest_over_function"] = lib.median(s["per_repeat_slowest_over_function"])
+    owns = [r for r in runs if r.get("slowest_own_cpu")]
+    if owns:
+        s["slowest_own_cpu"] = lib.median(r["slowest_own_cpu"] for r in owns)
+        s["slowest_copies_share"] = lib.median(1 - r["slowest_own_cpu"] / r["max_cpu"]
+                                               for r in owns)
+        s["per_repeat_slowest_index"] = [r["part_cpu"].index(r["max_cpu"]) for r in owns]
     pipes = [r["pipeline"] for r in runs if r.get("pipeline")]
     if pipes:
+        # Prediction on >= N cores, each partition on a core of its own: the serial steps
+        # as they ran (the pipeline's import + split, the merge; wall) plus the slowest
+        # partition's CPU, over the same repeat's unsplit backend CPU.
+        both = [(r, b) for r, b in zip(runs, base["runs"]) if r.get("pipeline")]
+        serial = [r["pipeline"]["split_wall"] + r["merge_wall"] for r, _ in both]
+        crit = [t + r["max_cpu"] for t, (r, _) in zip(serial, both)]
+        bcpu = [b["backend_cpu"] for _, b in both]
+        s["per_repeat_serial_over_backend_cpu"] = [t / b for t, b in zip(serial, bcpu)]
+        s["per_repeat_speedup_n_cores"] = [b / c for c, b in zip(crit, bcpu)]
+        s["serial_wall"] = lib.median(serial)
+        s["critical_path_n_cores"] = lib.median(crit)
+        s["serial_over_backend_cpu"] = lib.median(s["per_repeat_serial_over_backend_cpu"])
+        s["predicted_speedup_n_cores"] = lib.median(s["per_repeat_speedup_n_cores"])
+        s["serial_has_import"] = all(p.get("with_import") for p in pipes)
         s["pipeline_wall"] = lib.median(p["wall"] for p in pipes)
         s["pipeline_cpu"] = lib.median(p["cpu"] for p in pipes)
         s["pipeline_over_backend"] = lib.median(
@@ -218,6 +307,11 @@ def report(base, results, n, repeat, jobs=None, out=print):
         f"{lib.fmt_s(base['backend_cpu'])} CPU; compile of the post-import module "
         f"{lib.fmt_s(base['compile_wall'])} wall, {lib.fmt_s(base['compile_cpu'])} CPU "
         f"(medians of {repeat})")
+    if base.get("function"):
+        share = base["function_share"]
+        out(f"largest function alone: {base['function']} "
+            + (f"({100 * share:.1f}% of the module's instructions), " if share == share
+               else "") + f"{lib.fmt_s(base['function_cpu'])} CPU")
     for name, s in results.items():
         out(f"\n{name}: {int(s['partitions'])} partitions (asked {n})")
         out(f"  sum CPU / unsplit CPU   {lib.fmt_r(s['sum_cpu_over_unsplit'], 1.05)}")
@@ -226,6 +320,15 @@ def report(base, results, n, repeat, jobs=None, out=print):
             out(f"  slowest / largest unit  {lib.fmt_r(s['slowest_over_unit'], 1.05)}"
                 f"   [the unit alone, no copies: {lib.fmt_s(s['unit_cpu'])} CPU, "
                 f"{100 * s['unit_share']:.1f}% of the module's estimated cost]")
+        if "slowest_over_function" in s:
+            out(f"  slowest / function      {lib.fmt_r(s['slowest_over_function'], 1.3)}"
+                "   [per repeat " + ", ".join(
+                    f"{x:.2f}" for x in s["per_repeat_slowest_over_function"]) + "]")
+        if "slowest_own_cpu" in s:
+            out(f"  slowest without copies  {lib.fmt_s(s['slowest_own_cpu'])} CPU: copies "
+                f"{100 * s['slowest_copies_share']:.0f}% of the slowest partition   "
+                "[slowest partition per repeat: " + ", ".join(
+                    f"p{i}" for i in s["per_repeat_slowest_index"]) + "]")
         out(f"  split / backend (wall)  {lib.fmt_r(s['split_over_backend'], 0.05)}"
             f"   [split {lib.fmt_s(s['split_wall'])}]")
         out(f"  critical path (wall)    {lib.fmt_s(s['critical_path'])} = split + slowest "
@@ -234,11 +337,22 @@ def report(base, results, n, repeat, jobs=None, out=print):
         out(f"  same from CPU times     split / backend {s['split_over_backend_cpu']:.3f}; "
             f"critical path {lib.fmt_s(s['critical_path_cpu'])}, predicted backend speedup "
             f"{s['predicted_speedup_cpu']:.2f}x (wall figures are noisy on a shared machine)")
+        if "predicted_speedup_n_cores" in s:
+            imp = "import + " if s["serial_has_import"] else ""
+            out(f"  on >= {int(s['partitions'])} cores (predicted) speedup "
+                f"{lib.fmt_r(s['predicted_speedup_n_cores'], 8, lower_is_better=False)}"
+                f" = backend CPU / ({imp}split + merge, wall: {lib.fmt_s(s['serial_wall'])}"
+                f" + slowest partition CPU {lib.fmt_s(s['max_cpu'])})   [per repeat "
+                + ", ".join(f"{x:.2f}x" for x in s["per_repeat_speedup_n_cores"]) + "]")
+            out(f"  serial / backend CPU    "
+                f"{lib.fmt_r(s['serial_over_backend_cpu'], 0.02)}   [per repeat "
+                + ", ".join(f"{x:.3f}" for x in s["per_repeat_serial_over_backend_cpu"])
+                + "]")
         if "pipeline_wall" in s:
             out(f"  backend on {jobs} cores      {lib.fmt_r(s['pipeline_over_backend'], 0.53)}"
                 f" of the unsplit backend's wall   [{lib.fmt_s(s['pipeline_wall'])} wall, "
                 f"CPU {s['pipeline_cpu_over_backend']:.3f} of the backend's; "
-                f"{'import + ' if name == 'mtpc-split' else ''}split, "
+                f"{'import + ' if s['serial_has_import'] else ''}split, "
                 f"{jobs} partitions at a time, merge]")
             out(f"  floor on {jobs} cores       {s['pipeline_floor']:.3f} = (serial split "
                 f"{lib.fmt_s(s['pipeline_split_wall'])} + partitions' CPU / "
@@ -268,7 +382,13 @@ def main(argv=None):
     ap.add_argument("--splitters", default="mtpc-split,llvm-split",
                     help="comma list among mtpc-split, llvm-split (default: both)")
     ap.add_argument("--mtpc-split", help="mtpc-split binary (default: build/splitter/)")
-    ap.add_argument("--mtpc-split-args", default="", help="extra mtpc-split arguments")
+    ap.add_argument("--mtpc-split-args", action="append",
+                    help="extra mtpc-split arguments; give it several times to measure "
+                         "several configurations, interleaved (e.g. "
+                         "--mtpc-split-args= --mtpc-split-args='--scc-cut 0')")
+    ap.add_argument("--unit-func", default="",
+                    help="the function compiled alone for 'slowest / function' (default: "
+                         "the module's largest, by instructions; 'none' skips it)")
     ap.add_argument("--llvm-split-args", default="",
                     help="extra llvm-split arguments (e.g. --preserve-locals)")
     ap.add_argument("--work", default=str(lib.ROOT / "bench" / "out" / "split_bench"),
@@ -297,9 +417,14 @@ def main(argv=None):
                 lib.eprint("split_bench: mtpc-split is not built (expected in "
                            f"{lib.BUILD}/splitter/; run scripts/build.sh): skipping it")
                 continue
-            extra = args.mtpc_split_args.split()
-            splitters.append(Splitter(name, lambda i, o, n, exe=exe, extra=extra: [
-                exe, i, "-o", o, "--partitions", n, *extra]))
+            configs = args.mtpc_split_args or [""]
+            for conf in configs:
+                label = name if len(configs) == 1 else f"{name} {conf.strip()}".strip()
+                if any(sp.name == label for sp in splitters):
+                    ap.error(f"--mtpc-split-args {conf!r} given twice")
+                extra = conf.split()
+                splitters.append(Splitter(label, lambda i, o, n, exe=exe, extra=extra: [
+                    exe, i, "-o", o, "--partitions", n, "--no-cache", *extra], name))
         elif name == "llvm-split":
             exe = lib.llvm_tool("llvm-split")
             extra = args.llvm_split_args.split()
@@ -330,6 +455,13 @@ def main(argv=None):
         backend_cmd = pi.backend_cmd
         module_obj, index = pi.module_obj, pi.index
     print(f"post-import module: {import_bc} ({import_bc.stat().st_size} bytes)")
+    func = None
+    if args.unit_func != "none":
+        if args.unit_func:
+            func = (args.unit_func, 0, float("nan"))
+        else:
+            func = largest_function(import_bc)
+        print(f"largest function: {func[0]}")
 
     # 2. repeats, interleaved so that drift in the machine's load hits all alike
     base_runs = []
@@ -345,20 +477,28 @@ def main(argv=None):
         b["compile_wall"], b["compile_cpu"] = m.wall, m.cpu
         if not backend_cmd:
             b["backend_wall"], b["backend_cpu"] = m.wall, m.cpu
+        if func:
+            b["function_cpu"] = function_alone(import_bc, func[0], work, clang, extract,
+                                               compile_args)
         base_runs.append(b)
         for sp in splitters:
             print(f"repeat {r + 1}/{args.repeat}: {sp.name}", flush=True)
             run = run_splitter(sp, import_bc, work / sp.name, args.partitions,
                                clang, lld, objcopy, compile_args)
-            if sp.name == "mtpc-split":
+            if sp.kind == "mtpc-split":
                 u = unit_alone(work / sp.name, clang, extract, compile_args)
                 if u:
                     run["unit_cpu"], run["unit_share"] = u
+                slowest = partition_files(work / sp.name)[run["part_cpu"].index(
+                    run["max_cpu"])]
+                run["slowest_own_cpu"], run["slowest_copies"] = without_copies(
+                    slowest, clang, extract, compile_args)
             if args.jobs > 0:
                 print(f"repeat {r + 1}/{args.repeat}: {sp.name}, backend on {args.jobs} "
                       "cores", flush=True)
                 outdir = work / (sp.name + "-pipeline")
-                if sp.name == "mtpc-split" and backend_cmd:
+                with_import = bool(sp.kind == "mtpc-split" and backend_cmd)
+                if with_import:
                     # the pipeline's split step: ThinLTO import fused with the split
                     argv = sp.argv_fn(module_obj, outdir, args.partitions) + [
                         "--thinlto-index", index, "--relocation-model", "pic"]
@@ -366,16 +506,22 @@ def main(argv=None):
                     argv = sp.argv_fn(import_bc, outdir, args.partitions)
                 run["pipeline"] = run_pipeline(argv, outdir, args.jobs, clang, lld, objcopy,
                                                compile_args)
+                run["pipeline"]["with_import"] = with_import
             sp.runs.append(run)
     base = {k: lib.median(b[k] for b in base_runs) for k in base_runs[0]}
     base["backend_walls"] = [b["backend_wall"] for b in base_runs]
-    results = {sp.name: summarize(sp.runs, base, args.jobs) for sp in splitters}
+    base["runs"] = base_runs
+    if func:
+        base["function"], base["function_instructions"], base["function_share"] = func
+    results = {sp.name: dict(summarize(sp.runs, base, args.jobs), kind=sp.kind)
+               for sp in splitters}
     print()
     report(base, results, args.partitions, args.repeat, args.jobs)
     if args.json:
         data = {"input": str(import_bc), "partitions": args.partitions,
                 "repeat": args.repeat, "opt": args.opt, "cflags": cflags,
-                "unsplit": base, "unsplit_runs": base_runs,
+                "unsplit": {k: v for k, v in base.items() if k != "runs"},
+                "unsplit_runs": base_runs,
                 "splitters": {sp.name: {"summary": results[sp.name], "runs": sp.runs}
                               for sp in splitters}}
         pathlib.Path(args.json).write_text(json.dumps(data, indent=1) + "\n")
