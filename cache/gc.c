@@ -50,7 +50,7 @@ int mtpc_cache_gc(mtpc_cache *c, double max_age_days, long long max_bytes, int *
 {
 	double now = cache_now();
 	int n = 0, k, rc;
-	long long bytes;
+	long long bytes = 0;
 
 	if (removed)
 		*removed = 0;

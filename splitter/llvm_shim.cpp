@@ -655,8 +655,17 @@ extern "C" char *mtpc_virtual_lines(LLVMModuleRef module, char **error)
 	std::vector<MDNode *> nodes = reachable_metadata(M);
 
 	// Spans: one per function body and file, one per other line.
+	// Files by name (two DIFiles may name one file); each DIFile's entry
+	// looked up once.
 	std::map<std::string, file_spans> files;
-	std::map<std::pair<const MDNode *, std::string>, std::pair<unsigned, unsigned>> bodies;
+	DenseMap<const DIFile *, file_spans *> file_of;
+	auto spans_of = [&](const DIFile *f) -> file_spans * {
+		auto it = file_of.find(f);
+		if (it != file_of.end())
+			return it->second;
+		return file_of[f] = &files[file_key(f)];
+	};
+	DenseMap<std::pair<const MDNode *, file_spans *>, std::pair<unsigned, unsigned>> bodies;
 	std::vector<line_use> uses;
 	for (MDNode *n : nodes) {
 		uses.clear();
@@ -664,18 +673,18 @@ extern "C" char *mtpc_virtual_lines(LLVMModuleRef module, char **error)
 		for (const line_use &u : uses) {
 			if (u.line >= MTPC_VIRTUAL_LINE_BASE)
 				return dup_message(""); // real lines this large: leave them all
-			std::string key = file_key(u.file);
+			file_spans *fs = spans_of(u.file);
 			if (!u.body) {
-				files[key].span.push_back({u.line, u.line});
+				fs->span.push_back({u.line, u.line});
 				continue;
 			}
-			auto it = bodies.insert({{u.body, key}, {u.line, u.line}}).first;
+			auto it = bodies.insert({{u.body, fs}, {u.line, u.line}}).first;
 			it->second.first = std::min(it->second.first, u.line);
 			it->second.second = std::max(it->second.second, u.line);
 		}
 	}
-	for (auto &b : bodies)
-		files[b.first.second].span.push_back(b.second);
+	for (auto &b : bodies) // in any order: each file's spans are sorted next
+		b.first.second->span.push_back(b.second);
 	std::string text;
 	uint64_t next = MTPC_VIRTUAL_LINE_BASE;
 	for (auto &f : files) {
@@ -701,14 +710,12 @@ extern "C" char *mtpc_virtual_lines(LLVMModuleRef module, char **error)
 	auto virt = [&](const DIFile *f, unsigned line) -> unsigned {
 		if (!line)
 			return 0;
-		auto it = files.find(file_key(f));
-		if (it == files.end())
-			return line;
-		const auto &s = it->second.span;
+		const file_spans *fs = spans_of(f);
+		const auto &s = fs->span;
 		auto k = std::upper_bound(s.begin(), s.end(), std::make_pair(line, ~0u)) - s.begin();
 		if (k == 0 || line > s[k - 1].second)
 			return line;
-		return it->second.virt[k - 1] + (line - s[k - 1].first);
+		return fs->virt[k - 1] + (line - s[k - 1].first);
 	};
 
 	// Key instructions (LLVM 22): clang numbers the statements' atom groups
