@@ -135,9 +135,6 @@ static const char *out_of_space(const char *msg)
 	return NULL;
 }
 
-/* Shared by the backend and slot steps. *machine is set when the failure is
- * not the compiler's (out of space, or our own write of the object failed):
- * then a slot must fail rather than fall back. */
 /* A partition's map of virtual lines (--plan P --part I: from lines.txt
  * beside P); empty when there is none. */
 static void slot_lines(const struct step *s, struct line_map *map)
@@ -170,6 +167,9 @@ static void print_messages(const struct step *s, const char *text)
 	debugfix_free_lines(&map);
 }
 
+/* Shared by the backend and slot steps. *machine is set when the failure is
+ * not the compiler's (out of space, or our own write of the object failed):
+ * then a slot must fail rather than fall back. */
 static int compile_checked(const struct step *s, double *seconds, long long *bytes, int *machine)
 {
 	if (!need(s, s->out, "--out") || !s->cmd || !s->cmd[0])
