@@ -335,7 +335,7 @@ def test_archive_relink_without_changes_compiles_nothing(dist, cprog, tmp_path):
     link(dist, [main, lib], tmp_path / "app")
     new = ninja_log(tmp_path / "app.mtpc")[len(before):]
     assert not [p for p in new if re.search(r"/(p\d+|backend)\.o$", p)], new
-    assert all(re.search(r"/(split\.dd|split\.n|checksums\.txt|native\.o)$", p) for p in new), new
+    assert all(re.search(r"/(split\.dd|split\.n|checksums\.txt|lines\.txt|native\.o)$", p) for p in new), new
     assert output(tmp_path / "app") == output(ref)
 
 
