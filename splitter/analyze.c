@@ -1021,6 +1021,30 @@ static int cmp_named(const void *a, const void *b)
 	return c ? c : (x->sym > y->sym) - (x->sym < y->sym);
 }
 
+/* The text of a private variable's definition, for its hash: what makes two
+ * definitions interchangeable (kind, alignment, section, value), without its
+ * metadata attachments, which are numbered module-wide. Printed piecewise:
+ * LLVMPrintValueToString on a global numbers all of the module's metadata
+ * first (with -g, most of the split's analysis time), on a constant only
+ * the constant. */
+static char *private_definition(LLVMValueRef g)
+{
+	const char *sec = LLVMGetSection(g);
+	LLVMValueRef init = LLVMGetInitializer(g);
+	char *type = LLVMPrintTypeToString(LLVMGlobalGetValueType(g));
+	size_t nl;
+	const char *iname = init && LLVMIsAGlobalValue(init) ? LLVMGetValueName2(init, &nl) : NULL;
+	char *itext = init && !iname ? LLVMPrintValueToString(init) : NULL;
+	char *def = xasprintf("%s %s %d %d %d %u [%s] %s%s", LLVMIsGlobalConstant(g) ? "constant" : "global",
+			      type, (int)LLVMGetUnnamedAddress(g), (int)LLVMGetThreadLocalMode(g),
+			      LLVMIsExternallyInitialized(g), LLVMGetAlignment(g), sec ? sec : "",
+			      iname ? "@" : "", iname ? iname : itext ? itext : "");
+	LLVMDisposeMessage(type);
+	if (itext)
+		LLVMDisposeMessage(itext);
+	return def;
+}
+
 static void stabilize_private_names(struct module_info *mi, LLVMModuleRef m)
 {
 	struct named *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
@@ -1031,15 +1055,11 @@ static void stabilize_private_names(struct module_info *mi, LLVMModuleRef m)
 		    (s->flags & SF_ASM_NAME) ||
 		    LLVMIsDeclaration(s->v))
 			continue;
-		char *text = LLVMPrintValueToString(s->v);
-		const char *def = strstr(text, " = ");
-		def = def ? def + 3 : text;
-		/* metadata attachments (!dbg ...) are numbered module-wide too */
-		const char *meta = strstr(def, ", !");
+		char *def = private_definition(s->v);
 		char hex[MTPC_HASH_HEX_LEN + 1];
-		mtpc_hash_hex(def, meta ? (size_t)(meta - def) : strlen(def), hex);
+		mtpc_hash_hex(def, strlen(def), hex);
 		hex[8] = 0;
-		LLVMDisposeMessage(text);
+		free(def);
 		size_t len = strlen(s->name);
 		while (len > 0 && s->name[len - 1] >= '0' && s->name[len - 1] <= '9')
 			len--;
