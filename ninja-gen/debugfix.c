@@ -9,6 +9,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,17 +35,38 @@ enum {
 
 /* ---- the map ---------------------------------------------------------- */
 
+/* One decimal field of a map line and the blank after it (sep): 0, or -1
+ * if *l does not start with one. Not sscanf: it measures the whole rest of
+ * the text on every call, and a map has a line per span. */
+static int map_field(const char **l, int sep, unsigned long long *v)
+{
+	const char *q = *l;
+	if (*q < '0' || *q > '9')
+		return -1;
+	unsigned long long x = 0;
+	for (; *q >= '0' && *q <= '9'; q++) {
+		if (x > (ULLONG_MAX - 9) / 10)
+			return -1;
+		x = 10 * x + (unsigned)(*q - '0');
+	}
+	if (sep && *q++ != sep)
+		return -1;
+	*l = q;
+	*v = x;
+	return 0;
+}
+
 int debugfix_parse_lines(const char *text, int part, struct line_map *map)
 {
 	size_t cap = 0;
 	map->span = NULL;
 	map->n = 0;
 	for (const char *l = text; l && *l;) {
-		int p, used = 0;
-		unsigned long long v, f, c;
-		if (sscanf(l, "%d %llu %llu %llu%n", &p, &v, &f, &c, &used) != 4 || used <= 0)
+		unsigned long long p, v, f, c;
+		if (map_field(&l, ' ', &p) || map_field(&l, ' ', &v) || map_field(&l, ' ', &f) ||
+		    map_field(&l, 0, &c) || (*l && *l != '\n'))
 			goto bad;
-		if (p == part) {
+		if (p == (unsigned long long)part) {
 			const struct line_span *last = map->n ? &map->span[map->n - 1] : NULL;
 			if (v < MTPC_VIRTUAL_LINE_BASE || c == 0 || v + c > 2ull * MTPC_VIRTUAL_LINE_BASE ||
 			    f == 0 || f + c > MTPC_VIRTUAL_LINE_BASE ||
@@ -92,16 +114,23 @@ long long debugfix_real_line(const struct line_map *map, uint64_t v)
 
 /* ---- checksums ---------------------------------------------------------- */
 
+/* The value of hex digit c, or -1. */
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 /* One "PLACEHOLDER REAL" line of checksums.txt as two 16-byte MD5s. */
 static int parse_checksum_line(const char *line, unsigned char ph[16], unsigned char real[16])
 {
 	unsigned char *out[2] = {ph, real};
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < 16; i++) {
-			unsigned v;
-			if (sscanf(line + 2 * i, "%2x", &v) != 1)
+			int hi = hex_digit(line[2 * i]), lo = hi < 0 ? -1 : hex_digit(line[2 * i + 1]);
+			if (lo < 0)
 				return -1;
-			out[k][i] = (unsigned char)v;
+			out[k][i] = (unsigned char)(hi << 4 | lo);
 		}
 		line += 32;
 		if (k == 0 && *line++ != ' ')

@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
+#include <llvm-c/Support.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -718,6 +719,12 @@ int main(int argc, char **argv)
 	if (access(o.outdir, W_OK) < 0)
 		mtpc_fatal("%s: output directory is not writable: %s", o.outdir, strerror(errno));
 
+	/* Loading a module verifies it whole for LLVM's debug-info upgrade
+	 * (UpgradeDebugInfo): a third of a -g split's CPU, and redundant here,
+	 * where each partition is verified (--verify) and the slot's compiler
+	 * runs that upgrade again on what it reads. */
+	const char *llvm_args[] = {"mtpc-split", "-disable-auto-upgrade-debug-info"};
+	LLVMParseCommandLineOptions(2, llvm_args, NULL);
 	char *diag = NULL, *bc;
 	size_t len;
 	LLVMContextRef ctx = LLVMContextCreate();
