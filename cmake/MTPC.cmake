@@ -76,6 +76,15 @@ Cache variables
   has measured the link's modules, a module whose measured backend time
   disagrees with its estimate is judged by the measurement. Each link's
   summary line says why each large module was or was not split.
+``MTPC_RELAY_COST``
+  Modules not split but estimated to cost at least this many instructions
+  are relayed: compiled as one partition behind the split's import step
+  (empty, the default: 1/8 of the split threshold, 6250). A module's ThinLTO
+  shard changes whenever any module it imports from changes, and the plain
+  backend then recompiles it; relayed, it is recompiled only when the code
+  it imports (or its own) changed. The import step costs about a tenth of
+  the module's backend on a full build. A value above ``MTPC_SPLIT_COST``
+  turns relaying off.
 ``MTPC_SPLIT_THRESHOLD``
   Choose by size instead: bitcode bytes above which a module is split (0
   splits every module). Empty (the default): by cost.
@@ -130,6 +139,8 @@ include("${_MTPC_MODULE_DIR}/MTPCLLVMVersion.cmake" OPTIONAL)
 
 set(MTPC_SPLIT_COST "" CACHE STRING
   "MTPC: split modules whose estimated backend cost is at least this many instructions (empty: 50000)")
+set(MTPC_RELAY_COST "" CACHE STRING
+  "MTPC: relay modules not split that cost at least this many instructions (empty: 1/8 of the split cost)")
 set(MTPC_SPLIT_THRESHOLD "" CACHE STRING
   "MTPC: choose by size instead: bitcode bytes above which a module is split (0: every module; empty: by cost)")
 set(MTPC_MAX_PARTITIONS "" CACHE STRING
@@ -413,6 +424,9 @@ function(mtpc_enable target)
   endif()
   if(NOT cost STREQUAL "")
     list(APPEND opts --cost-threshold=${cost})
+  endif()
+  if(NOT MTPC_RELAY_COST STREQUAL "")
+    list(APPEND opts --relay-cost=${MTPC_RELAY_COST})
   endif()
   if(MTPC_SPLIT_EXECUTABLE)
     list(APPEND opts "--split-tool=${MTPC_SPLIT_EXECUTABLE}")

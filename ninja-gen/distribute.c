@@ -49,6 +49,12 @@ static const char usage[] =
 	"  --cost-threshold N  split modules costing at least N instructions\n"
 	"                      (MTPC_SPLIT_COST; default 50000, about 3 s of\n"
 	"                      backend on one core)\n"
+	"  --relay-cost N      relay the modules not split that cost at least N:\n"
+	"                      compile each as one partition behind an import\n"
+	"                      step, so that an edit of a module it imports from\n"
+	"                      recompiles it only if the code it imports changed\n"
+	"                      (MTPC_RELAY_COST; default: 1/8 of the split\n"
+	"                      threshold)\n"
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this, 0 splits every module\n"
 	"                      (MTPC_SPLIT_THRESHOLD)\n"
@@ -150,6 +156,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	long long parts = 0, jobs = 0;
 	if (env_ll("MTPC_SPLIT_THRESHOLD", 0, LLONG_MAX, &in->threshold) ||
 	    env_ll("MTPC_SPLIT_COST", 0, LLONG_MAX, &in->cost_threshold) ||
+	    env_ll("MTPC_RELAY_COST", 0, LLONG_MAX, &in->relay_cost) ||
 	    env_ll("MTPC_MAX_PARTITIONS", 0, 4096, &parts) || env_ll("MTPC_JOBS", 0, 4096, &jobs))
 		return -1;
 	in->partitions = (int)parts;

@@ -125,10 +125,11 @@ static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struc
 	return r;
 }
 
-/* shares: kmax partition shares (sched.h units) for mtpc-split --weights,
- * or NULL for equal partitions. */
+/* kmax: slots (gc->kmax, or 1 for a relayed module); shares: kmax partition
+ * shares (sched.h units) for mtpc-split --weights, or NULL for equal
+ * partitions. */
 static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct graph_codegen *cg,
-		      const struct module *m, const int *shares)
+		      const struct module *m, int kmax, const int *shares)
 {
 	int r = 0;
 	const char *dir = m->dir;
@@ -136,7 +137,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	char *sums = xasprintf("%s/parts/" STEPS_CHECKSUMS, dir);
 	char *lines = xasprintf("%s/parts/" STEPS_LINES, dir);
 	char *backend = xasprintf("%s/backend.o", dir), *native = xasprintf("%s/native.o", dir);
-	char *kmax = xasprintf("%d", gc->kmax);
+	char *kmax_s = xasprintf("%d", kmax);
 
 	/* import + split (fused in mtpc-split), then the dyndep file. A new
 	 * mtpc-split may cut differently: its binary is an input when its path
@@ -146,7 +147,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		      tool_known ? V((char *)gc->split_tool) : NULL, NULL);
 	struct strv cmd = {0};
 	strv_addl(&cmd, gc->self, "--split-step", "--tool", gc->split_tool, "--module", m->path,
-		  "--index", m->shard, "--dir", dir, "--kmax", kmax, "--reloc",
+		  "--index", m->shard, "--dir", dir, "--kmax", kmax_s, "--reloc",
 		  cg->pic ? "pic" : "static", NULL);
 	if (gc->min_cost) {
 		strv_add(&cmd, "--min-cost");
@@ -159,7 +160,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	if (shares) {
 		/* Before the user's split arguments, which may override it. */
 		struct buf w = {0};
-		for (int i = 0; i < gc->kmax; i++)
+		for (int i = 0; i < kmax; i++)
 			buf_printf(&w, "%s%d", i ? "," : "", shares[i]);
 		strv_addl(&cmd, "--split-arg", "--weights", "--split-arg", w.s, NULL);
 		buf_free(&w);
@@ -175,7 +176,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	/* The unsplit backend, pulled in by the dyndep file only on fallback. */
 	r |= emit_backend(nj, gc, cg, m, backend, 0);
 
-	for (int i = 0; i < gc->kmax; i++) {
+	for (int i = 0; i < kmax; i++) {
 		char *obj = xasprintf("%s/p%d.o", dir, i);
 		char *bc = xasprintf("%s/parts/p%d.bc", dir, i);
 		char *idx = xasprintf("%d", i);
@@ -256,7 +257,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 	free(lines);
 	free(backend);
 	free(native);
-	free(kmax);
+	free(kmax_s);
 	return r;
 }
 
@@ -361,6 +362,11 @@ static void choose_splits(const struct graph_conf *gc, struct graph *g)
 			m->split = m->cost * 4 >= gc->cost_threshold * 3; /* hysteresis */
 		else
 			m->split = m->cost >= gc->cost_threshold;
+		/* Relayed: big enough that its recompile is worth a cheap import
+		 * step to avoid (graph.h). */
+		m->relay = !m->split && gc->kmax >= 2 &&
+			   (by_cost ? m->cost >= gc->relay_cost
+				    : gc->threshold > 0 && m->size * RELAY_FRACTION > gc->threshold);
 		/* History is worth keeping for every module that could come near
 		 * the threshold; tiny ones would only churn the cache. */
 		m->record = by_cost && m->cost * 16 >= gc->cost_threshold;
@@ -429,7 +435,10 @@ int graph_emit_modules(const struct graph_conf *gc, const struct graph_codegen *
 	for (size_t k = 0; k < g->nmods; k++) {
 		const struct module *m = &g->mods[order[k]];
 		if (m->split) {
-			r |= emit_split(&g->ninja, gc, cg, m, weighted[k] ? &shares[k * gc->kmax] : NULL);
+			r |= emit_split(&g->ninja, gc, cg, m, gc->kmax,
+					weighted[k] ? &shares[k * gc->kmax] : NULL);
+		} else if (m->relay) {
+			r |= emit_split(&g->ninja, gc, cg, m, 1, NULL);
 		} else {
 			char *native = graph_native(m);
 			r |= emit_backend(&g->ninja, gc, cg, m, native, m->record);

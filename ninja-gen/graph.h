@@ -4,7 +4,8 @@
  * front end: it decides per ThinLTO module whether it is split (see
  * graph_conf: by estimated backend cost, corrected by measured history, or
  * by bitcode bytes) and writes its edges: the plain backend, or split ->
- * slots bound by a dyndep file -> merge, each ending in <dir>/native.o.
+ * slots bound by a dyndep file -> merge (one slot for a relayed module,
+ * RELAY_FRACTION), each ending in <dir>/native.o.
  * Around it, each front end adds what it owns:
  *   mtpc-link (link_graph.c, graph_build()): from the parsed link command,
  *     the thin link before the modules and the final link after them;
@@ -20,7 +21,7 @@
  *   index/<abs module path>.thinlto.bc   shard, copied from stage/ if changed
  *   ar/<archive>-<hash>/<n>-<member>     extracted archive members
  *   mod/<key>/native.o                   what the final link takes
- *   mod/<key>/{split.dd,split.n,backend.o,p<i>.o,parts/}   split modules
+ *   mod/<key>/{split.dd,split.n,backend.o,p<i>.o,parts/}   split and relayed modules
  *   mod/<key>/{native,backend,p<i>}.dwo  with -gsplit-dwarf, next to each object
  * and, with -gsplit-dwarf on the link, <output>.dwp next to the output.
  * where <key> is the module's file name plus a hash of its absolute path.
@@ -48,6 +49,16 @@ typedef double (*graph_history_fn)(void *ctx, const char *module_path, int *was_
  * that, the import + split + merge around the slots eat most of the gain. */
 #define GRAPH_DEFAULT_COST_THRESHOLD 50000
 
+/* A module not split but with at least 1/RELAY_FRACTION of the threshold's
+ * cost (the default of graph_conf.relay_cost) is relayed: split into one partition (import, then placeholder
+ * checksums and virtual lines), compiled by one slot, merged. Its shard
+ * changes whenever a module it imports from changes at all, and the plain
+ * backend would then recompile it; relayed, it recompiles only when the
+ * code it imports changes. The import step costs about a tenth of its
+ * backend (SQLite's shell.c: 0.4 s against 4 s), too much for smaller
+ * modules, whose recompile is cheap anyway. */
+#define RELAY_FRACTION 8
+
 struct graph_conf {
 	const char *self;       /* absolute path of mtpc-link (runs the steps) */
 	const char *split_tool; /* mtpc-split */
@@ -60,6 +71,8 @@ struct graph_conf {
 	                         * this (0: all); -1: choose by cost */
 	long long cost_threshold; /* by cost: split modules whose cost (summary
 	                           * instructions, or measured) is at least this */
+	long long relay_cost;   /* by cost: relay the modules not split that cost
+	                         * at least this (RELAY_FRACTION) */
 	graph_history_fn history; /* measured module times (may be NULL) */
 	void *history_ctx;
 	int kmax;               /* slots per split module */
@@ -102,6 +115,8 @@ struct module {
 	int measured;    /* cost comes from the history */
 	int was_split;   /* history: split at its last build (1), not (0), unknown (-1) */
 	int split;
+	int relay;       /* not split, but compiled as one partition behind the
+	                  * split step's import (RELAY_FRACTION) */
 	int record;      /* its backend/merge step records its time (history) */
 };
 

@@ -15,6 +15,7 @@ void inner_opts_init(struct inner_opts *o)
 	memset(o, 0, sizeof *o);
 	o->threshold = -1;
 	o->cost_threshold = GRAPH_DEFAULT_COST_THRESHOLD;
+	o->relay_cost = -1;
 	o->slurm.tries = SLURM_DEFAULT_TRIES;
 	o->slurm.wait = SLURM_DEFAULT_WAIT;
 }
@@ -44,6 +45,7 @@ int inner_opt(struct inner_opts *o, int c, const char *arg)
 	switch (c) {
 	case INNER_O_THRESHOLD: bad = mtpc_parse_ll("--threshold", arg, 0, LLONG_MAX, &o->threshold); break;
 	case INNER_O_COST: bad = mtpc_parse_ll("--cost-threshold", arg, 0, LLONG_MAX, &o->cost_threshold); break;
+	case INNER_O_RELAY: bad = mtpc_parse_ll("--relay-cost", arg, 0, LLONG_MAX, &o->relay_cost); break;
 	case INNER_O_PARTS:
 		bad = mtpc_parse_ll("--partitions", arg, 0, 4096, &v);
 		o->partitions = (int)v;
@@ -83,6 +85,7 @@ void inner_conf(struct graph_conf *gc, const struct inner_opts *o)
 	gc->split_args = o->split_args;
 	gc->threshold = o->threshold;
 	gc->cost_threshold = o->cost_threshold;
+	gc->relay_cost = o->relay_cost >= 0 ? o->relay_cost : o->cost_threshold / RELAY_FRACTION;
 	int plan = o->slurm.on ? INNER_SLURM_PLAN_JOBS : inner_cores();
 	gc->kmax = o->partitions > 0 ? o->partitions : plan;
 	gc->jobs = o->jobs > 0 ? o->jobs : plan;
@@ -179,6 +182,8 @@ static void module_cost(struct buf *b, const char **sep, const struct module *m)
 	human(b, m->cost);
 	if (m->measured)
 		buf_add(b, " measured");
+	if (m->relay)
+		buf_add(b, " relayed");
 	*sep = ", ";
 }
 

@@ -293,7 +293,7 @@ static void record_module(const struct step *s, double seconds, int n)
 		free(plan);
 	}
 	if (seconds >= 0)
-		mtpc_cache_record_module(c, s->record_module, seconds, n > 0);
+		mtpc_cache_record_module(c, s->record_module, seconds, n > 1);
 	mtpc_cache_close(c);
 #else
 	(void)s;

@@ -1,5 +1,6 @@
 /* analyze.c: see analyze.h. */
 #include "analyze.h"
+#include "buf.h"
 #include "hash.h"
 #include "llvm_shim.h"
 #include "ptrmap.h"
@@ -958,11 +959,53 @@ static int cmp_cstr(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Path `to` (len bytes) relative to the directory of path `from`, both
+ * absolute or both relative to one directory: heap string. */
+static char *relative_to(const char *from, const char *to, size_t len)
+{
+	size_t common = 0; /* length of the directories both start with */
+	for (size_t i = 0; from[i] && i < len && from[i] == to[i]; i++)
+		if (from[i] == '/')
+			common = i + 1;
+	struct buf b = {0};
+	for (const char *p = from + common; (p = strchr(p, '/')); p++)
+		buf_add(&b, "../");
+	buf_printf(&b, "%.*s", (int)(len - common), to + common);
+	return b.s ? b.s : xstrdup("");
+}
+
+/* The stable stand-in for another module's promotion suffix x: "mtpc" and
+ * a hash of that module's path relative to this module's (module_id), so
+ * the same in every build directory; from suffixes (mtpc_index_suffixes'
+ * lines). Heap string, or NULL if the index does not name x. */
+static char *foreign_suffix(const char *suffixes, const char *x, const char *module_id)
+{
+	size_t xl = strlen(x);
+	for (const char *l = suffixes; l && *l;) {
+		const char *end = strchr(l, '\n');
+		size_t ll = end ? (size_t)(end - l) : strlen(l);
+		if (ll > xl && !strncmp(l, x, xl) && l[xl] == ' ') {
+			char *rel = relative_to(module_id, l + xl + 1, ll - xl - 1);
+			char hex[MTPC_HASH_HEX_LEN + 1];
+			mtpc_hash_hex(rel, strlen(rel), hex);
+			free(rel);
+			hex[8] = 0;
+			return xasprintf("mtpc%s", hex);
+		}
+		l = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
 /* ThinLTO names the module's own promoted locals `f.llvm.<hash of the
  * module>`: the most common suffix among its definitions. Any edit changes the
  * hash and so every partition naming one of them; partitions use
- * `f.llvm.mtpc` instead and the merge restores the real names (rename.txt). */
-static void stabilize_thinlto_names(struct module_info *mi)
+ * `f.llvm.mtpc` instead and the merge restores the real names (rename.txt).
+ * Likewise the locals of other modules this one imports or references get
+ * `f.llvm.mtpc<hash of that module's relative path>` (suffixes: the index's list), so
+ * that an edit of another module leaves an importer's partitions as they
+ * were unless the code it imports changed. */
+static void stabilize_thinlto_names(struct module_info *mi, LLVMModuleRef m, const char *suffixes)
 {
 	const char **suf = xmalloc((mi->nsyms + 1) * sizeof *suf);
 	int n = 0;
@@ -989,15 +1032,23 @@ static void stabilize_thinlto_names(struct module_info *mi)
 	}
 	char *own_copy = own ? xstrdup(own) : NULL;
 	free(suf);
-	if (!own_copy)
-		return;
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &mi->syms[i];
 		const char *x = llvm_suffix(s->name);
-		if (!x || strcmp(x, own_copy) != 0 || (s->flags & SF_ASM_NAME))
+		if (!x || (s->flags & SF_ASM_NAME))
 			continue; /* asm text names it as it is */
+		char *stand_in = own_copy && !strcmp(x, own_copy) ? xstrdup("mtpc")
+								  : foreign_suffix(suffixes, x, mi->module_id);
+		if (!stand_in)
+			continue;
+		char *nm = xasprintf("%.*s%s", (int)(x - s->name), s->name, stand_in);
+		free(stand_in);
+		if (LLVMGetNamedGlobal(m, nm) || LLVMGetNamedFunction(m, nm)) {
+			free(nm); /* taken in the module (never in practice): keep the old name */
+			continue;
+		}
 		s->orig_name = s->name;
-		s->name = xasprintf("%.*smtpc", (int)(x - s->name), s->name);
+		s->name = nm;
 		mi->nstable++;
 	}
 	free(own_copy);
@@ -1210,7 +1261,7 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	flag_special_array(&w, "llvm.compiler.used", SF_USED, 0);
 	free(w.names.v);
 	free(w.tok);
-	stabilize_thinlto_names(mi);
+	stabilize_thinlto_names(mi, m, opt->module_suffixes);
 	stabilize_private_names(mi, m);
 	decide_roles(mi, ncomdats, opt);
 	mark_dead(mi, ncomdats);

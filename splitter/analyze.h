@@ -124,6 +124,9 @@ struct analyze_opts {
 	                         partitions) is not kept whole: its functions become units
 	                         of their own, still tied by affinity edges (0: never) */
 	int partitions;       /* the N that scc_cut divides by */
+	const char *module_suffixes; /* "<suffix> <module path>" lines of the ThinLTO
+	                                index (mtpc_index_suffixes), or NULL: names
+	                                other modules' promoted locals stably */
 };
 
 /* The global value under constant casts (aliasees, llvm.used and ctor

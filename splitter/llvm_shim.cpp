@@ -228,6 +228,28 @@ extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char
 	return 0;
 }
 
+extern "C" char *mtpc_index_suffixes(const char *index_path, char **error)
+{
+	Expected<std::unique_ptr<ModuleSummaryIndex>> index =
+		getModuleSummaryIndexForFile(index_path, /*IgnoreEmptyThinLTOIndexFile=*/true);
+	if (!index) {
+		*error = dup_message(std::string(index_path) + ": " + toString(index.takeError()));
+		return nullptr;
+	}
+	std::vector<std::string> lines;
+	if (*index)
+		for (const auto &e : (*index)->modulePaths()) {
+			// As ModuleSummaryIndex::getGlobalNameForLocal: the hash's first 64 bits.
+			const ModuleHash &h = e.second;
+			lines.push_back(utostr((uint64_t(h[0]) << 32) | h[1]) + " " + e.first().str() + "\n");
+		}
+	std::sort(lines.begin(), lines.end());
+	std::string text;
+	for (const std::string &l : lines)
+		text += l;
+	return dup_message(text);
+}
+
 extern "C" int mtpc_summary_cost(const char *path, long long *insts, long long *functions,
 				 char **error)
 {

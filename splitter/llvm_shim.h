@@ -55,6 +55,15 @@ uint64_t mtpc_global_guid(LLVMValueRef global);
 int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
 		     LLVMModuleRef *out, char **error);
 
+/* The promotion suffix of every module a per-module ThinLTO index names:
+ * the C API cannot read summaries. ThinLTO renames a module's promoted
+ * local f to `f.llvm.<suffix>`, the suffix a hash of the module's content,
+ * so any edit of a module renames its promoted locals in every module that
+ * imports them (analyze.c gives them stable names). Returns "<suffix>
+ * <module path>\n" lines sorted (heap, "" for an empty index), or NULL with
+ * *error (heap) set. */
+char *mtpc_index_suffixes(const char *index_path, char **error);
+
 /* The per-module ThinLTO summary of a bitcode file: the C API cannot read
  * summaries. Sums the instruction counts of the functions the file's summary
  * lists (every module of the file: -fsplit-lto-unit writes two) without

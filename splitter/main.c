@@ -29,7 +29,7 @@
 #define STR(x) STR_(x)
 #define LLVM_MAJOR STR(MTPC_LLVM_MAJOR)
 /* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 17
+#define ALGORITHM 18
 
 static void usage(FILE *f)
 {
@@ -579,9 +579,13 @@ static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed 
 {
 	if (seed)
 		plan_seed_weigh(seed, o->weights, o->nweights);
+	char *suffixes = NULL, *err = NULL;
+	if (o->index && !(suffixes = mtpc_index_suffixes(o->index, &err)))
+		mtpc_fatal("%s", err);
 	struct analyze_opts aopt = {o->dup_limit, o->join_limit, o->local_dup_limit, o->join_growth,
-				    o->const_dup_limit, o->scc_cut, o->partitions};
+				    o->const_dup_limit, o->scc_cut, o->partitions, suffixes};
 	analyze_module(m, &aopt, mi);
+	free(suffixes);
 	struct partition_opts popt = {
 		.max_partitions = o->partitions, .min_cost = o->min_cost, .copy_limit = o->copy_limit,
 		.copy_budget = o->copy_budget, .critical_copy_budget = o->crit_copy_budget,
@@ -608,12 +612,19 @@ static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed 
 	return exact;
 }
 
-/* The partitions' bitcode; one partition is the module itself, byte for byte. */
+/* Whether the one partition is the module itself, byte for byte: unless its
+ * names and debug info are made edit-stable (o->debug; a build always asks). */
+static int verbatim(const struct options *o, const struct split_plan *plan)
+{
+	return plan->n == 1 && !o->debug;
+}
+
+/* The partitions' bitcode. */
 static struct emitted *emit(const struct options *o, const char *bc, size_t len,
 			    const struct module_info *mi, const struct split_plan *plan)
 {
 	struct emitted *parts = xcalloc(plan->n, sizeof *parts);
-	if (plan->n == 1) {
+	if (verbatim(o, plan)) {
 		parts[0].data = xmalloc(len);
 		memcpy(parts[0].data, bc, len);
 		parts[0].len = len;
@@ -648,7 +659,7 @@ static void write_outputs(const struct options *o, const struct module_info *mi,
 		free(parts[p].data);
 		parts[p].data = NULL;
 	}
-	char *loc = plan_localize_list(mi, plan), *ren = plan_rename_list(mi, plan);
+	char *loc = plan_localize_list(mi, plan), *ren = plan_rename_list(mi, plan, verbatim(o, plan));
 	char *loc_path = path_in(o->outdir, "localize.txt"), *ren_path = path_in(o->outdir, "rename.txt");
 	write_or_die(loc_path, loc, strlen(loc));
 	write_or_die(ren_path, ren, strlen(ren));
@@ -706,6 +717,44 @@ static void print_stats(const struct options *o, const struct module_info *mi,
 		t->emit - t->plan, t->write - t->emit, now - t->write);
 }
 
+/* Plan, emit and write the split of m (bitcode bc, len bytes): the outputs
+ * are not current. */
+static void split_module(const struct options *o, LLVMModuleRef m, const char *bc, size_t len,
+			 const char *input_hash, const char *options_hash, const char *options_text,
+			 struct phases *t)
+{
+	/* The one rule the build and mtpc-cache share (mtpc_cache_resolve_path). */
+	char *cache_path = o->no_cache ? NULL : mtpc_cache_resolve_path(o->cache, NULL);
+	mtpc_cache *cache;
+	struct plan_seed seed;
+	int exact;
+	int have_seed = find_seed(o, input_hash, options_hash, cache_path, &cache, &seed, &exact);
+	t->plan = mtpc_now();
+	struct module_info mi;
+	struct split_plan plan;
+	exact = make_plan(o, m, have_seed ? &seed : NULL, exact, cache_path, &mi, &plan);
+	t->emit = mtpc_now();
+	struct emitted *parts = emit(o, bc, len, &mi, &plan);
+	t->write = mtpc_now();
+	struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t->start};
+	char *json = plan_to_json(&mi, &plan, &meta);
+	write_outputs(o, &mi, &plan, parts, json);
+	if (cache) {
+		mtpc_cache_store(cache, o->module_path ? o->module_path : o->input, input_hash,
+				 options_hash, json, mtpc_now() - t->start, exact);
+		mtpc_cache_close(cache);
+	}
+	if (o->stats)
+		print_stats(o, &mi, &plan, exact, t);
+	free(parts);
+	free(json);
+	split_plan_free(&plan);
+	module_info_free(&mi);
+	if (have_seed)
+		plan_seed_free(&seed);
+	free(cache_path);
+}
+
 int main(int argc, char **argv)
 {
 	mtpc_set_progname(argv[0]);
@@ -734,42 +783,10 @@ int main(int argc, char **argv)
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
 	char *options_text = options_key(&o, options_hash);
-
-	if (outputs_current(o.outdir, input_hash, options_hash, o.debug)) {
-		if (o.stats)
-			fprintf(stderr, "mtpc-split: %s: outputs up to date\n", o.input);
-	} else {
-		/* The one rule the build and mtpc-cache share (mtpc_cache_resolve_path). */
-		char *cache_path = o.no_cache ? NULL : mtpc_cache_resolve_path(o.cache, NULL);
-		mtpc_cache *cache;
-		struct plan_seed seed;
-		int exact;
-		int have_seed = find_seed(&o, input_hash, options_hash, cache_path, &cache, &seed, &exact);
-		t.plan = mtpc_now();
-		struct module_info mi;
-		struct split_plan plan;
-		exact = make_plan(&o, m, have_seed ? &seed : NULL, exact, cache_path, &mi, &plan);
-		t.emit = mtpc_now();
-		struct emitted *parts = emit(&o, bc, len, &mi, &plan);
-		t.write = mtpc_now();
-		struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t.start};
-		char *json = plan_to_json(&mi, &plan, &meta);
-		write_outputs(&o, &mi, &plan, parts, json);
-		if (cache) {
-			mtpc_cache_store(cache, o.module_path ? o.module_path : o.input, input_hash,
-					 options_hash, json, mtpc_now() - t.start, exact);
-			mtpc_cache_close(cache);
-		}
-		if (o.stats)
-			print_stats(&o, &mi, &plan, exact, &t);
-		free(parts);
-		free(json);
-		split_plan_free(&plan);
-		module_info_free(&mi);
-		if (have_seed)
-			plan_seed_free(&seed);
-		free(cache_path);
-	}
+	if (!outputs_current(o.outdir, input_hash, options_hash, o.debug))
+		split_module(&o, m, bc, len, input_hash, options_hash, options_text, &t);
+	else if (o.stats)
+		fprintf(stderr, "mtpc-split: %s: outputs up to date\n", o.input);
 	free(options_text);
 	free(o.weights);
 	free(bc);

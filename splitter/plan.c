@@ -137,7 +137,7 @@ char *plan_localize_list(const struct module_info *mi, const struct split_plan *
 	return s;
 }
 
-char *plan_rename_list(const struct module_info *mi, const struct split_plan *P)
+char *plan_rename_list(const struct module_info *mi, const struct split_plan *P, int verbatim)
 {
 	size_t len = 0;
 	for (int pass = 0; pass < 2; pass++) {
@@ -145,7 +145,7 @@ char *plan_rename_list(const struct module_info *mi, const struct split_plan *P)
 		for (int i = 0; i < mi->nsyms; i++) {
 			const struct sym *s = &mi->syms[i];
 			const char *from = P->new_name[i], *to = s->name;
-			if (s->orig_name && P->n > 1 && s->linkage != LLVMPrivateLinkage) {
+			if (s->orig_name && !verbatim && s->linkage != LLVMPrivateLinkage) {
 				from = s->name;
 				to = s->orig_name;
 			} else if (!from || !s->name[0] || s->linkage != LLVMInternalLinkage || !strcmp(from, to)) {

@@ -26,9 +26,11 @@ char *plan_localize_list(const struct module_info *mi, const struct split_plan *
  * line (for `llvm-objcopy --redefine-syms`): promoted internals get their own
  * names back once they are local again, so symbolizers and profilers show what
  * the unsplit build shows (private and unnamed ones keep the promoted name:
- * they have none in an object file); the module's own ThinLTO promotions get
- * their real `.llvm.<hash>` names back from the edit-stable ones. Heap string. */
-char *plan_rename_list(const struct module_info *mi, const struct split_plan *plan);
+ * they have none in an object file); ThinLTO promotions get their real
+ * `.llvm.<hash>` names back from the edit-stable ones, unless verbatim (the
+ * one partition is the input module as it was, with its real names). Heap
+ * string. */
+char *plan_rename_list(const struct module_info *mi, const struct split_plan *plan, int verbatim);
 
 /* A previous plan as a seed: symbol name -> partition, for names it owned. */
 struct plan_seed {

@@ -116,6 +116,10 @@ def test_real_checksums_after_the_edit(edited):
 
 def test_incremental_result_equals_a_full_rebuild(edited):
     flags, _, src, b, _ = edited
+    assert_equals_full_rebuild(b, flags)
+
+
+def assert_equals_full_rebuild(b, flags):
     inner = b / "dbg.mtpc"
     suffixes = (".dwo", "native.o")
     incremental = (b / "dbg").read_bytes(), inner_files(inner, suffixes)
@@ -184,3 +188,53 @@ def test_lines_that_cannot_be_restored_fall_back_to_the_unsplit_backend(tmp_path
     info = run([llvm_tool("llvm-dwarfdump"), "--debug-info", "--debug-line", b / "dbg"]).stdout
     big = [int(n) for n in re.findall(r"\b(\d{10})\b", info) if int(n) >= 1 << 30]
     assert not big, big[:5]
+
+
+# Edits of lib.c for the relayed modules: (text, replacement, whether calc.c imports the
+# edited function and so must recompile).
+RELAY_EDITS = {
+    # lib_scale (noinline) is never imported: calc.c's shard changes, its code does not
+    "not-imported": ("s = s * 3 + i;", "s = s * 5 + i;", False),
+    # lib_mix is imported into calc.c and inlined there
+    "imported": ("return (a * 31) ^ (b + 7);", "return (a * 37) ^ (b + 7);", True),
+}
+
+
+@pytest.mark.parametrize("flags", ["-g", "-gsplit-dwarf"])
+@pytest.mark.parametrize("edit", sorted(RELAY_EDITS))
+def test_relayed_importer_recompiles_only_when_its_imports_change(tmp_path, flags, edit):
+    """No module split, every module relayed (MTPC_RELAY_COST=0): an edit of lib.c changes the
+    ThinLTO shard of calc.c, which imports from it, and the plain backend would recompile
+    calc.c; relayed, calc.c's import step reruns and its one slot reruns only when the code it
+    imports changed. The result is what a full rebuild gives, with lib.c's real checksum."""
+    from test_build_integration import configure
+    old, new, imported = RELAY_EDITS[edit]
+    src = tmp_path / "src"
+    shutil.copytree(DEBUG, src)
+    b = tmp_path / "b"
+    configure(src, b, extra=["-DCMAKE_BUILD_TYPE=RelWithDebInfo", f"-DCMAKE_C_FLAGS={flags}",
+                             f"-DMTPC_CACHE={tmp_path / 'plans.sqlite'}",
+                             "-DMTPC_SPLIT_THRESHOLD=", "-DMTPC_SPLIT_COST=1000000000",
+                             "-DMTPC_RELAY_COST=0"])
+    build(b)
+    inner = b / "dbg.mtpc"
+    ninja = (inner / "build.ninja").read_text()
+    for m in ("calc.c.o", "lib.c.o", "main.c.o"):
+        assert re.search(rf"desc = MTPC split {re.escape(m)}-", ninja), f"{m} is not relayed"
+    assert "--kmax 1 " in ninja and " p1.o" not in ninja
+    before = log_len(inner)
+    text = (src / "lib.c").read_text()
+    assert old in text
+    (src / "lib.c").write_text(text.replace(old, new, 1))
+    build(b)
+    ran = new_log_entries(inner, before)
+    # calc.c's shard changed: its import step reran (a plain backend would have recompiled).
+    assert [p for p in ran if "/calc.c.o-" in p and p.endswith("split.dd")], ran
+    calc_slot = [p for p in ran if "/calc.c.o-" in p and p.endswith("/p0.o")]
+    assert bool(calc_slot) == imported, f"{flags} {edit}: calc.c's slot reran: {calc_slot}\n{ran}"
+    assert [p for p in ran if "/lib.c.o-" in p and p.endswith("/p0.o")], ran
+    assert not [p for p in ran if "/main.c.o-" in p and p.endswith("/p0.o")], ran
+    real = hashlib.md5((src / "lib.c").read_bytes()).hexdigest()
+    seen = {v for k, vs in line_table_md5s(b / "dbg").items() if k.endswith("lib.c") for v in vs}
+    assert seen == {real}, f"{flags}: lib.c: line tables say {seen}, the file's MD5 is {real}"
+    assert_equals_full_rebuild(b, flags)

@@ -126,3 +126,41 @@ def test_seeded_split_keeps_its_copies(tmp_path):
              "--copy-budget", "0", "--critical-copy-budget", "0")
     plan3 = json.loads((third / "plan.json").read_text())
     assert sum(len(p["copies"]) for p in plan3["partitions"]) < ncopies
+
+
+def test_other_modules_promoted_names_do_not_change_an_importer(tmp_path):
+    """ThinLTO names a promoted local of another module `f.llvm.<hash of that module>` in every
+    module that imports a function using it: any edit of the exporter renames it there too.
+    The importer's partitions use `f.llvm.mtpc<hash of the exporter's path>` instead, so an
+    edit of the exporter that leaves the imported code alone leaves the importer's partition
+    byte-identical, and rename.txt gives the merge the real name back."""
+    import splitlib as sl
+    clang = sl.llvm_tool("clang")
+    (tmp_path / "a.c").write_text("int get(int);\nint main(int c, char **v) {\n"
+                                  "  (void)v;\n  return get(c);\n}\n")
+    exporter = ("static int table[64];\n"
+                "__attribute__((noinline)) static int helper(int x) {{ return table[x & 63] + x; }}\n"
+                "int get(int x) {{ return helper(x) * 2; }}\n"
+                "void set(int i, int v) {{ table[i & 63] = v; }}\n"
+                "int other(int x) {{ return x * {k}; }}\n")
+    runs = []
+    for k in (3, 5):
+        (tmp_path / "b.c").write_text(exporter.format(k=k))
+        for s in ("a", "b"):
+            run([clang, "-O2", "-flto=thin", "-c", f"{s}.c", "-o", f"{s}.o"], cwd=tmp_path)
+        run([clang, "-flto=thin", "-fuse-ld=lld", "a.o", "b.o", "-Wl,--thinlto-index-only",
+             "-o", "unused"], cwd=tmp_path)
+        out = tmp_path / f"out{k}"
+        sl.split("a.o", out, 1, "--thinlto-index", "a.o.thinlto.bc",
+                 "--placeholder-checksums", "--no-cache", cwd=tmp_path)
+        ir = run([sl.llvm_tool("llvm-dis"), out / "p0.bc", "-o", "-"]).stdout
+        pairs = dict(line.split() for line in (out / "rename.txt").read_text().splitlines())
+        runs.append(((out / "p0.bc").read_bytes(), ir, pairs))
+    (bc3, ir3, pairs3), (bc5, ir5, pairs5) = runs
+    assert re.search(r"@helper\.llvm\.mtpc[0-9a-f]{8}\b", ir3), ir3
+    assert not re.search(r"\.llvm\.\d", ir3), ir3
+    assert bc3 == bc5, "the importer's partition changed with an edit it does not import"
+    # rename.txt maps the stable name back to the real one of each build, which differ.
+    assert len(pairs3) == len(pairs5) == 1 and pairs3.keys() == pairs5.keys(), (pairs3, pairs5)
+    (real3,), (real5,) = pairs3.values(), pairs5.values()
+    assert real3.startswith("helper.llvm.") and real5.startswith("helper.llvm.") and real3 != real5
