@@ -111,6 +111,29 @@ def test_cost_threshold_chooses_modules(tmp_path):
         assert f"not split: {second} " in line, line
 
 
+def test_relay_cost_chooses_relayed_modules(tmp_path):
+    """No module split: those costing at least MTPC_RELAY_COST get the split's edges with one
+    slot (relayed), the others the plain backend; the program is the same either way."""
+    env = user_env(tmp_path)
+    bdir = tmp_path / "b"
+    configure_default(PROJECTS / "c", bdir, ["-DMTPC_SPLIT_COST=1000000000"])
+    run(["cmake", "--build", bdir], env=env)
+    expected = run([bdir / "app"]).stdout
+    costs = {k: v for k, v in module_costs(bdir).items() if "shlib" not in k}
+    ranked = sorted(costs, key=lambda k: -costs[k])
+    assert len(ranked) >= 3 and costs[ranked[1]] > costs[ranked[2]], costs
+    run(["cmake", f"-DMTPC_RELAY_COST={costs[ranked[1]]}", bdir])
+    out = run(["cmake", "--build", bdir], env=env).stdout
+    ninja = (bdir / "app.mtpc" / "build.ninja").read_text()
+    relayed = set(re.findall(r"desc = MTPC split (\S+?)-[0-9a-f]+\n", ninja))
+    plain = set(re.findall(r"desc = MTPC backend (\S+?)-[0-9a-f]+\n", ninja))
+    assert relayed == set(ranked[:2]), (relayed, costs)
+    assert set(ranked[2:]) <= plain, (plain, costs)
+    assert len(re.findall(r"desc = MTPC slot ", ninja)) == 2, ninja
+    assert re.search(r"mtpc-link: app: \d+ modules, 0 split", out), out
+    assert run([bdir / "app"]).stdout == expected
+
+
 def test_measured_history_overrides_estimate(tmp_path):
     """With measured times in the cache, a module far slower than its instruction count says
     is split (and named 'measured'); one far faster is not."""
@@ -174,7 +197,8 @@ def test_unusable_cache_warns_once_per_link(tmp_path, kind):
 @pytest.mark.parametrize("args,opt", [
     (["--jobs", "abc"], "--jobs"), (["--min-cost", "1M"], "--min-cost"),
     (["--partitions", "-1"], "--partitions"), (["--threshold", "1x"], "--threshold"),
-    (["--cost-threshold", ""], "--cost-threshold"), (["--jobs"], "--jobs"),
+    (["--cost-threshold", ""], "--cost-threshold"), (["--relay-cost", "-5"], "--relay-cost"),
+    (["--jobs"], "--jobs"),
     (["--no-such-option"], "--no-such-option")])
 def test_link_rejects_bad_options(tmp_path, args, opt):
     """Bad numbers are errors naming the option (exit 2), and the link command never runs."""
