@@ -84,7 +84,7 @@ Cache variables
   backend then recompiles it; relayed, it is recompiled only when the code
   it imports (or its own) changed. The import step costs about a tenth of
   the module's backend on a full build. A value above ``MTPC_SPLIT_COST``
-  turns relaying off.
+  turns relaying off; so does ``MTPC_SPLIT_THRESHOLD`` (choosing by size).
 ``MTPC_SPLIT_THRESHOLD``
   Choose by size instead: bitcode bytes above which a module is split (0
   splits every module). Empty (the default): by cost.

@@ -54,7 +54,7 @@ static const char usage[] =
 	"                      step, so that an edit of a module it imports from\n"
 	"                      recompiles it only if the code it imports changed\n"
 	"                      (MTPC_RELAY_COST; default: 1/8 of the split\n"
-	"                      threshold)\n"
+	"                      threshold; none with --threshold)\n"
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this, 0 splits every module\n"
 	"                      (MTPC_SPLIT_THRESHOLD)\n"

@@ -364,9 +364,7 @@ static void choose_splits(const struct graph_conf *gc, struct graph *g)
 			m->split = m->cost >= gc->cost_threshold;
 		/* Relayed: big enough that its recompile is worth a cheap import
 		 * step to avoid (graph.h). */
-		m->relay = !m->split && gc->kmax >= 2 &&
-			   (by_cost ? m->cost >= gc->relay_cost
-				    : gc->threshold > 0 && m->size * RELAY_FRACTION > gc->threshold);
+		m->relay = by_cost && !m->split && gc->kmax >= 2 && m->cost >= gc->relay_cost;
 		/* History is worth keeping for every module that could come near
 		 * the threshold; tiny ones would only churn the cache. */
 		m->record = by_cost && m->cost * 16 >= gc->cost_threshold;

@@ -72,7 +72,7 @@ struct graph_conf {
 	long long cost_threshold; /* by cost: split modules whose cost (summary
 	                           * instructions, or measured) is at least this */
 	long long relay_cost;   /* by cost: relay the modules not split that cost
-	                         * at least this (RELAY_FRACTION) */
+	                         * at least this (RELAY_FRACTION); none by bytes */
 	graph_history_fn history; /* measured module times (may be NULL) */
 	void *history_ctx;
 	int kmax;               /* slots per split module */
