@@ -2,6 +2,7 @@
 import os
 import pathlib
 import re
+import select
 import subprocess
 import sys
 import time
@@ -107,8 +108,13 @@ def test_killed_step_fails_srun(cluster):
 def test_node_death_and_restart(cluster):
     job = salloc(cluster, "--no-kill", "-N2", "-n2")
     try:
-        doomed = cluster.popen(["srun", f"--jobid={job}", "-n1", "-w", "n2", "sleep", "120"])
-        until(lambda: running_steps(cluster, job), 10, "the step on n2")
+        doomed = cluster.popen(["srun", f"--jobid={job}", "-n1", "-w", "n2", "-u",
+                                "sh", "-c", "echo started; exec sleep 120"])
+        # The step shows in squeue before its launch on n2 completes; a node killed in
+        # between fails the launch ("Application launch failed") instead of the running
+        # step. The task's first line reaching srun means the launch is complete.
+        until(lambda: select.select([doomed.stdout], [], [], 0.5)[0], 20, "the step on n2 to start")
+        assert doomed.stdout.readline() == "started\n"
         t0 = time.monotonic()
         cluster.kill_node("n2")
         assert cluster.node_pids("n2") == []
