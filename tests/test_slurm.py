@@ -141,6 +141,19 @@ def running_steps(cluster):
     return [(s[0], s[1]) for s in steps if len(s) == 2 and re.fullmatch(r"\d+\.\d+", s[0])]
 
 
+def started_node(inner):
+    """The node of a remote compile that has started and not ended, or None."""
+    for st in sorted((inner / "slurm").glob("st.*")):
+        try:
+            text = st.read_text()
+        except FileNotFoundError:
+            continue
+        m = re.match(r"node=(\S+) start=", text)
+        if m and " end=" not in text:
+            return m.group(1)
+    return None
+
+
 def wait_for(pred, timeout, what):
     deadline = time.monotonic() + timeout
     while True:
@@ -188,7 +201,10 @@ def test_dead_node_is_retried_elsewhere(cluster, link):
     p = start_link(cluster, link, slow=3)
     node = None
     try:
-        step, node = wait_for(lambda: (running_steps(cluster) or [None])[0], 60, "a job step")
+        # A step shows in squeue before its launch completes; killed in between, the link
+        # cannot know the node. Kill the node once a compile there has started (the node
+        # step writes its status file first).
+        node = wait_for(lambda: started_node(link.inner), 60, "a compile on a node")
         cluster.kill_node(node)
         out, _ = p.communicate(timeout=300)
     finally:
