@@ -9,7 +9,8 @@ and, with -gsplit-dwarf, of the .dwo files its skeleton CUs name and of the
 .dwp packing them (MTPC writes <binary>.dwp; for ThinLTO this script runs
 llvm-dwp -e on the binary), with the ratio MTPC / ThinLTO.
 
-Projects: a sample of tests/projects (c, cxx, debug; option SAMPLE_MTPC) or
+Projects: a sample of tests/projects (c, cxx, debug; option SAMPLE_MTPC),
+nlohmann/json's unit test (--project json: bench/cxx, after bench/get-cxx.sh) or
 the generated synthetic project (--synthetic LINES, bench/gen_synthetic.py;
 options SYNTH_*). Standard library only; MTPC must be built (scripts/build.sh).
 
@@ -81,7 +82,10 @@ def configure_and_build(args, src, bdir, mtpc, flags):
            f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}",
            "-DMTPC_SPLIT_THRESHOLD=0", f"-DMTPC_MAX_PARTITIONS={args.partitions}",
            f"-DMTPC_JOBS={args.jobs}", f"-DMTPC_CACHE={bdir / 'plans.sqlite'}"]
-    if args.synthetic:
+    if args.project == "json":
+        cmd += [f"-DCXX_USE_MTPC={'ON' if mtpc else 'OFF'}", "-DCXX_LTO=thin",
+                f"-DCXX_MTPC_PARTITIONS={args.partitions}", f"-DMTPC_DIR={args.mtpc_build}"]
+    elif args.synthetic:
         cmd += ["-DSYNTH_LTO=thin", f"-DSYNTH_USE_MTPC={'ON' if mtpc else 'OFF'}",
                 f"-DSYNTH_MTPC_PARTITIONS={args.partitions}", f"-DMTPC_DIR={args.mtpc_build}"]
     else:
@@ -122,7 +126,8 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     what = ap.add_mutually_exclusive_group()
     what.add_argument("--project", default="debug",
-                      help="sample under tests/projects (c, cxx, debug; default debug)")
+                      help="sample under tests/projects (c, cxx, debug; default debug), or "
+                      "json: bench/cxx, nlohmann/json's unit test (bench/get-cxx.sh first)")
     what.add_argument("--synthetic", type=int, metavar="LINES",
                       help="generate the synthetic project with LINES lines in big.c instead")
     ap.add_argument("--target", help="binary to measure (default: dbg, app or synth)")
@@ -149,6 +154,10 @@ def main(argv=None):
                  "--lines", str(args.synthetic)])
             args.target = args.target or "synth"
             name = f"synthetic --lines {args.synthetic}"
+        elif args.project == "json":
+            src = ROOT / "bench" / "cxx"
+            args.target = args.target or "json_unit"
+            name = "bench/cxx (nlohmann/json's unit test)"
         else:
             src = ROOT / "tests" / "projects" / args.project
             args.target = args.target or ("dbg" if args.project == "debug" else "app")

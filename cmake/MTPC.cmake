@@ -88,6 +88,14 @@ Cache variables
 ``MTPC_SPLIT_THRESHOLD``
   Choose by size instead: bitcode bytes above which a module is split (0
   splits every module). Empty (the default): by cost.
+``MTPC_TYPE_UNITS``
+  ``ON`` (the default): partitions are compiled with
+  ``-fdebug-types-section``, so that the C++ types of a ``-g`` build become
+  DWARF type units, which the final link keeps once however many partitions
+  use them (``llvm-dwp`` likewise for ``-gsplit-dwarf``). ``OFF``: each
+  partition's compile unit carries the types its code uses, and a split
+  module's debug info grows with its partition count (see
+  docs/build-integration.md, "Debug info").
 ``MTPC_MAX_PARTITIONS``
   Maximum partitions (Ninja slots) per split module (default empty: the
   number of logical cores, or 16 with ``MTPC_EXECUTOR=slurm``; 1 disables
@@ -143,6 +151,7 @@ set(MTPC_RELAY_COST "" CACHE STRING
   "MTPC: relay modules not split that cost at least this many instructions (empty: 1/8 of the split cost)")
 set(MTPC_SPLIT_THRESHOLD "" CACHE STRING
   "MTPC: choose by size instead: bitcode bytes above which a module is split (0: every module; empty: by cost)")
+option(MTPC_TYPE_UNITS "MTPC: compile partitions with DWARF type units (-fdebug-types-section)" ON)
 set(MTPC_MAX_PARTITIONS "" CACHE STRING
   "MTPC: maximum partitions per split module (empty: number of cores, 16 with MTPC_EXECUTOR=slurm)")
 set(MTPC_JOBS 0 CACHE STRING "MTPC: parallelism of the inner build of a link (0: number of cores)")
@@ -427,6 +436,9 @@ function(mtpc_enable target)
   endif()
   if(NOT MTPC_RELAY_COST STREQUAL "")
     list(APPEND opts --relay-cost=${MTPC_RELAY_COST})
+  endif()
+  if(NOT MTPC_TYPE_UNITS)
+    list(APPEND opts --no-type-units)
   endif()
   if(MTPC_SPLIT_EXECUTABLE)
     list(APPEND opts "--split-tool=${MTPC_SPLIT_EXECUTABLE}")

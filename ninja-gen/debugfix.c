@@ -850,6 +850,58 @@ int debugfix_copy(const char *from, const char *to, const char *checksums,
 	return r < 0 ? -1 : 0;
 }
 
+/* The offsets of the flag words of the SHT_GROUP sections of e, in section
+ * order (heap array, *n of them). */
+static size_t *group_flag_offsets(const struct elf *e, size_t *n)
+{
+	size_t *off = xmalloc((e->nsh + 1) * sizeof *off);
+	*n = 0;
+	for (size_t i = 1; i < e->nsh; i++)
+		if (e->sh[i].sh_type == SHT_GROUP && e->sh[i].sh_size >= 4)
+			off[(*n)++] = e->sh[i].sh_offset;
+	return off;
+}
+
+int debugfix_group_flags(const char *from, const char *to)
+{
+	char *a = NULL, *b = NULL;
+	size_t alen, blen, na = 0, nb = 0, *ga = NULL, *gb = NULL;
+	struct elf ea = {0}, eb = {0};
+	int r = -1, changed = 0;
+	if (mtpc_read_file(from, &a, &alen) < 0 || mtpc_read_file(to, &b, &blen) < 0) {
+		mtpc_warn("cannot read %s: %s", a ? to : from, strerror(errno));
+		goto done;
+	}
+	if (elf_open(&ea, (unsigned char *)a, alen) < 0 || elf_open(&eb, (unsigned char *)b, blen) < 0) {
+		mtpc_warn("%s: not a 64-bit little-endian ELF file", ea.sh ? to : from);
+		goto done;
+	}
+	ga = group_flag_offsets(&ea, &na);
+	gb = group_flag_offsets(&eb, &nb);
+	if (na != nb) {
+		mtpc_warn("%s: %zu section groups, %zu in %s", to, nb, na, from);
+		goto done;
+	}
+	for (size_t i = 0; i < na; i++)
+		if (memcmp(b + gb[i], a + ga[i], 4)) {
+			memcpy(b + gb[i], a + ga[i], 4);
+			changed = 1;
+		}
+	r = 0;
+	if (changed && mtpc_write_file(to, b, blen, 0) < 0) {
+		mtpc_warn("cannot write %s: %s", to, strerror(errno));
+		r = -1;
+	}
+done:
+	free(ga);
+	free(gb);
+	free(ea.sh);
+	free(eb.sh);
+	free(a);
+	free(b);
+	return r;
+}
+
 char *debugfix_text(const char *text, const struct line_map *lines)
 {
 	struct buf b = {0};

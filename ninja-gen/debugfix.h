@@ -53,6 +53,18 @@ int debugfix_object(char **data, size_t *len, const char *checksums, const struc
 int debugfix_copy(const char *from, const char *to, const char *checksums,
 		  const struct line_map *lines);
 
+/* llvm-objcopy clears GRP_COMDAT of every section group whose signature
+ * symbol is local, and LLVM signs the group of each DWARF type unit with a
+ * local symbol: after the merge's objcopy, the final link would keep every
+ * module's copy of every C++ type instead of one. Give each group of the
+ * file to the flag word of the same group of from (the file objcopy read;
+ * the n-th SHT_GROUP section of one is the n-th of the other, objcopy
+ * neither adds nor removes sections there). to is rewritten atomically,
+ * only if a flag changed. Returns 0, or -1 after one warning naming the
+ * file, which is then left as it is: correct, but with each module's own
+ * copy of each type. */
+int debugfix_group_flags(const char *from, const char *to);
+
 /* A copy of a compiler's message text with "FILE:LINE" virtual lines turned
  * into real ones (backend warnings and remarks name source lines). */
 char *debugfix_text(const char *text, const struct line_map *lines);

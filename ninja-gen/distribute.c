@@ -58,6 +58,10 @@ static const char usage[] =
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this, 0 splits every module\n"
 	"                      (MTPC_SPLIT_THRESHOLD)\n"
+	"  --no-type-units     compile partitions without -fdebug-types-section:\n"
+	"                      each partition then repeats the C++ types its code\n"
+	"                      uses in its own debug info (MTPC_TYPE_UNITS=0;\n"
+	"                      default: type units, which the link keeps once)\n"
 	"  --partitions N      at most N partitions per split module, 1 disables\n"
 	"                      splitting (MTPC_MAX_PARTITIONS; default: cores,\n"
 	"                      16 with --executor slurm)\n"
@@ -153,14 +157,16 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	memset(o, 0, sizeof *o);
 	struct inner_opts *in = &o->in;
 	inner_opts_init(in);
-	long long parts = 0, jobs = 0;
+	long long parts = 0, jobs = 0, type_units = 1;
 	if (env_ll("MTPC_SPLIT_THRESHOLD", 0, LLONG_MAX, &in->threshold) ||
+	    env_ll("MTPC_TYPE_UNITS", 0, 1, &type_units) ||
 	    env_ll("MTPC_SPLIT_COST", 0, LLONG_MAX, &in->cost_threshold) ||
 	    env_ll("MTPC_RELAY_COST", 0, LLONG_MAX, &in->relay_cost) ||
 	    env_ll("MTPC_MAX_PARTITIONS", 0, 4096, &parts) || env_ll("MTPC_JOBS", 0, 4096, &jobs))
 		return -1;
 	in->partitions = (int)parts;
 	in->jobs = (int)jobs;
+	in->no_type_units = !type_units;
 	const char *cache = getenv("MTPC_CACHE");
 	in->cache = cache && *cache ? cache : NULL;
 	env_words(&in->launcher, "MTPC_LAUNCHER");

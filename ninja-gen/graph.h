@@ -75,6 +75,11 @@ struct graph_conf {
 	                         * at least this (RELAY_FRACTION); none by bytes */
 	graph_history_fn history; /* measured module times (may be NULL) */
 	void *history_ctx;
+	int type_units;         /* slots compile with -fdebug-types-section: each
+	                         * partition's C++ types become DWARF type units in
+	                         * COMDAT groups, which the final link (and llvm-dwp)
+	                         * keeps once for all partitions instead of once per
+	                         * partition */
 	int kmax;               /* slots per split module */
 	int jobs;               /* -j of the inner build (sched.h: partition shares) */
 	const char *inner;      /* absolute inner build directory */

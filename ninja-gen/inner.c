@@ -63,6 +63,7 @@ int inner_opt(struct inner_opts *o, int c, const char *arg)
 	case INNER_O_NINJA: o->ninja = arg; break;
 	case INNER_O_DIR: o->dir = arg; break;
 	case INNER_O_VERBOSE: o->verbose = 1; break;
+	case INNER_O_NO_TYPE_UNITS: o->no_type_units = 1; break;
 	case INNER_O_EXECUTOR: bad = slurm_parse_executor(arg, &o->slurm.on); break;
 	case INNER_O_SLURM_ARG: list_word(&o->slurm.args, &o->slurm_args_from_env, arg); break;
 	case INNER_O_SLURM_TRIES:
@@ -86,6 +87,7 @@ void inner_conf(struct graph_conf *gc, const struct inner_opts *o)
 	gc->threshold = o->threshold;
 	gc->cost_threshold = o->cost_threshold;
 	gc->relay_cost = o->relay_cost >= 0 ? o->relay_cost : o->cost_threshold / RELAY_FRACTION;
+	gc->type_units = !o->no_type_units;
 	int plan = o->slurm.on ? INNER_SLURM_PLAN_JOBS : inner_cores();
 	gc->kmax = o->partitions > 0 ? o->partitions : plan;
 	gc->jobs = o->jobs > 0 ? o->jobs : plan;

@@ -580,6 +580,8 @@ static int merge_step(const struct step *s)
 		strv_add(&cmd, tmp2);
 		st = proc_run(cmd.v, NULL, NULL, NULL);
 		strv_free(&cmd);
+		if (st == 0)
+			debugfix_group_flags(tmp1, tmp2);
 	}
 	if (st == 0) {
 		r = move_if_changed(tmp2, s->out) < 0;

@@ -415,6 +415,8 @@ extern "C" void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defin
 				cu->replaceEnumTypes(nullptr);
 			if (!cu->getRetainedTypes().empty())
 				cu->replaceRetainedTypes(nullptr);
+			if (!cu->getImportedEntities().empty())
+				cu->replaceImportedEntities(nullptr);
 		}
 	}
 }

@@ -93,7 +93,8 @@ char *mtpc_placeholder_checksums(LLVMModuleRef module, char **error);
  * every partition's bitcode. Keeps the entries of the global variables in
  * defined[0..n) (those the partition defines); entries of variables the
  * module does not have (optimized away before the split), and the unit's
- * enum and retained type lists, only when first is set (partition 0).
+ * enum, retained type and imported entity (C++ using-declaration) lists,
+ * only when first is set (partition 0).
  * Call on the module as it was read, before its globals change. */
 void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defined, unsigned n, int first);
 

@@ -28,8 +28,9 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define LLVM_MAJOR STR(MTPC_LLVM_MAJOR)
-/* Bumped whenever the partitioning changes, so earlier plans are not reused. */
-#define ALGORITHM 18
+/* Bumped whenever the partitioning or the partitions' content changes, so that
+ * earlier plans and outputs are not reused (19: CU imports in partition 0 only). */
+#define ALGORITHM 19
 
 static void usage(FILE *f)
 {

@@ -341,3 +341,68 @@ def test_split_dwarf_without_debug_info(tmp_path):
     assert run([b / "dbg"]).stdout.startswith("dbg ")
     r = run(["ninja", "-C", b / "dbg.mtpc", "-n", "-d", "explain"])
     assert "no work to do" in r.stdout, r.stdout + r.stderr
+
+
+# ---- C++ types: DWARF type units, kept once by the final link ----
+
+def debug_bytes(path):
+    """Bytes of the .debug_* sections of an object or executable."""
+    out = run([llvm_tool("llvm-size"), "-A", path]).stdout
+    return sum(int(l.split()[1]) for l in out.splitlines() if l.startswith(".debug"))
+
+
+def units(path):
+    """(type signatures of the type units, compile units, DW_TAG_imported_declaration
+    DIEs) in the .debug_info of path."""
+    text = dwarfdump("--debug-info", path)
+    sigs = re.findall(r"^0x[0-9a-f]+: Type Unit: .*type_signature = (0x[0-9a-f]+)", text, re.M)
+    cus = len(re.findall(r"^0x[0-9a-f]+: Compile Unit:", text, re.M))
+    return sigs, cus, text.count("DW_TAG_imported_declaration")
+
+
+@pytest.fixture(scope="module")
+def cxx_g_builds(tmp_path_factory):
+    """The C++ sample with -g: plain ThinLTO, MTPC (type units, the default) and MTPC
+    with MTPC_TYPE_UNITS=OFF; every module split into 4 partitions."""
+    tmp = tmp_path_factory.mktemp("cxx-g")
+    out = {}
+    for name, mtpc, extra in (("thin", False, []), ("tu", True, []),
+                              ("no-tu", True, ["-DMTPC_TYPE_UNITS=OFF"])):
+        b = tmp / name
+        configure(PROJECTS / "cxx", b, mtpc=mtpc, extra=["-DCMAKE_BUILD_TYPE=RelWithDebInfo", *extra])
+        r = build(b)
+        if mtpc:
+            assert "app: 2 modules, 2 split" in r.stdout, r.stdout
+        out[name] = b
+    return out
+
+
+def test_cxx_types_are_kept_once_across_partitions(cxx_g_builds):
+    thin, tu, no_tu = (cxx_g_builds[k] / "app" for k in ("thin", "tu", "no-tu"))
+    sigs, cus, imports = units(tu)
+    # Each C++ type is one type unit in the program, whichever partitions use it.
+    assert len(sigs) > 20 and len(sigs) == len(set(sigs)), sigs
+    assert cus == units(thin)[1] + 2 * 3    # 2 modules in 4 partitions each
+    # The compile unit's using-declarations (<cstdlib>'s `using ::abs;`...) are
+    # described by one partition of each module, as the unsplit module does once.
+    assert imports == units(thin)[2] > 0
+    assert units(no_tu)[0] == []
+    assert "-fdebug-types-section" not in (no_tu.parent / "app.mtpc" / "build.ninja").read_text()
+    size = {k: debug_bytes(v) for k, v in (("thin", thin), ("tu", tu), ("no-tu", no_tu))}
+    assert size["tu"] < 0.85 * size["no-tu"], size
+    assert size["tu"] < 1.45 * size["thin"], size
+
+
+def test_cxx_gdb_reads_types_from_type_units(cxx_g_builds):
+    require_gdb()
+    for name in ("tu", "thin"):
+        exe = cxx_g_builds[name] / "app"
+        out = gdb(exe, "break (anonymous namespace)::Cat::speak", "run", "print *this",
+                  "ptype Animal", "ptype *this")
+        assert re.search(r"^Breakpoint 1, \(anonymous namespace\)::Cat::speak\b.*zoo\.cpp:10$", out,
+                         re.M), out
+        assert re.search(r"^\$1 = \{<Animal> = \{.*_vptr.Animal = .*\}, lives = 9\}$", out, re.M), out
+        assert re.search(r"^type = struct Animal \{\n.*virtual std::string speak\(void\) const",
+                         out, re.M | re.S), out
+        assert re.search(r"^type = const struct \(anonymous namespace\)::Cat : public Animal \{\n\s+int lives;",
+                         out, re.M), out

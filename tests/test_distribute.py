@@ -93,6 +93,7 @@ int main(void) { printf("so %ld %ld\n", big_all(321), f12(5)); return 0; }
 SPLIT = ["--threshold=0", "--partitions=3"]
 # The MTPC_* variables mtpc-distribute reads; the tests set the ones they mean.
 DIST_VARS = ("MTPC_SPLIT_THRESHOLD", "MTPC_SPLIT_COST", "MTPC_RELAY_COST", "MTPC_MAX_PARTITIONS",
+             "MTPC_TYPE_UNITS",
              "MTPC_JOBS", "MTPC_LAUNCHER", "MTPC_SPLIT_ARGS")
 SUMMARY = re.compile(r"^mtpc-distribute: (\S+): (\d+) modules?, (\d+) split.*$", re.M)
 
