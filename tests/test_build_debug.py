@@ -401,8 +401,11 @@ def test_cxx_gdb_reads_types_from_type_units(cxx_g_builds):
                   "ptype Animal", "ptype *this")
         assert re.search(r"^Breakpoint 1, \(anonymous namespace\)::Cat::speak\b.*zoo\.cpp:10$", out,
                          re.M), out
-        assert re.search(r"^\$1 = \{<Animal> = \{.*_vptr.Animal = .*\}, lives = 9\}$", out, re.M), out
+        # Clang 21+ also describes a `static _vtable$` member (printed after
+        # each class's fields); the rest is the same on 19 and 22.
+        assert re.search(r"^\$1 = \{<Animal> = \{.*_vptr.Animal = .*\}, lives = 9(, static _vtable\$ = .*)?\}$",
+                         out, re.M), out
         assert re.search(r"^type = struct Animal \{\n.*virtual std::string speak\(void\) const",
                          out, re.M | re.S), out
-        assert re.search(r"^type = const struct \(anonymous namespace\)::Cat : public Animal \{\n\s+int lives;",
+        assert re.search(r"^type = const struct \(anonymous namespace\)::Cat : public Animal \{\n(\s+public:\n)?\s+int lives;",
                          out, re.M), out
