@@ -125,6 +125,18 @@ static int emit_backend(struct buf *nj, const struct graph_conf *gc, const struc
 	return r;
 }
 
+/* Whether the backend compiles at -O0 (the last -O word of its flags):
+ * then mtpc-split must not run its interprocedural passes, which would
+ * optimize what the user asked to keep as written. */
+static int opt_level_zero(const struct graph_codegen *cg)
+{
+	const char *last = NULL;
+	for (size_t i = 0; i < cg->flags.n; i++)
+		if (!strncmp(cg->flags.v[i], "-O", 2))
+			last = cg->flags.v[i];
+	return last && !strcmp(last, "-O0");
+}
+
 /* kmax: slots (gc->kmax, or 1 for a relayed module); shares: kmax partition
  * shares (sched.h units) for mtpc-split --weights, or NULL for equal
  * partitions. */
@@ -157,6 +169,8 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		strv_add(&cmd, "--cache");
 		strv_add(&cmd, gc->cache);
 	}
+	if (opt_level_zero(cg))
+		strv_addl(&cmd, "--split-arg", "--no-ipo", NULL);
 	if (shares) {
 		/* Before the user's split arguments, which may override it. */
 		struct buf w = {0};

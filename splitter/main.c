@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "emit.h"
 #include "hash.h"
+#include "ipo.h"
 #include "mtpc_cache.h"
 #include "llvm_shim.h"
 #include "partition.h"
@@ -29,8 +30,9 @@
 #define STR(x) STR_(x)
 #define LLVM_MAJOR STR(MTPC_LLVM_MAJOR)
 /* Bumped whenever the partitioning or the partitions' content changes, so that
- * earlier plans and outputs are not reused (19: CU imports in partition 0 only). */
-#define ALGORITHM 19
+ * earlier plans and outputs are not reused (20: whole-module interprocedural
+ * passes before the split, ipo.h; --join-growth 0.1 by default). */
+#define ALGORITHM 20
 
 static void usage(FILE *f)
 {
@@ -85,11 +87,17 @@ static void usage(FILE *f)
 		"      --join-growth F       past that, a unit may still take its single-caller\n"
 		"                            statics up to F times its own cost: the inlining of\n"
 		"                            the unsplit build, at the price of a bigger critical\n"
-		"                            partition (default 0; see docs/splitter.md)\n"
+		"                            partition (default 0.1; see docs/splitter.md)\n"
 		"      --scc-cut F           a call-graph cycle (SCC) costing more than F times a\n"
 		"                            partition's share (module / N) is cut into its\n"
 		"                            functions, so that it cannot hold up the balance;\n"
 		"                            the rest stay whole (default 1; 0: never cut)\n"
+		"      --no-ipo              do not run the whole-module interprocedural passes\n"
+		"                            first (constants propagated into internal\n"
+		"                            functions, nounwind and memory effects inferred,\n"
+		"                            dead arguments removed): partitions then lose what\n"
+		"                            the unsplit backend derives from the whole module\n"
+		"                            (mtpc-link passes it for -O0 links)\n"
 		"      --weights W,W,...     relative target sizes of the partitions, the first the\n"
 		"                            largest (e.g. 57,43: mtpc-link gives a partition\n"
 		"                            that will start behind another module's backend\n"
@@ -141,6 +149,7 @@ static void usage(FILE *f)
 struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
 	int partitions, jobs, verify, pic, use_seed, stats, no_cache, print_cost, debug; /* debug: EMIT_* */
+	int ipo; /* run the whole-module interprocedural passes first (ipo.h) */
 	char **inputs; /* --print-cost: every operand */
 	int ninputs;
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit, const_dup_limit;
@@ -201,7 +210,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PLACEHOLDERS, O_VIRTUAL_LINES };
+	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -235,10 +244,11 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"print-cost", no_argument, 0, O_PRINT_COST},
 		{"placeholder-checksums", no_argument, 0, O_PLACEHOLDERS},
 		{"virtual-lines", no_argument, 0, O_VIRTUAL_LINES},
+		{"no-ipo", no_argument, 0, O_NO_IPO},
 		{0, 0, 0, 0},
 	};
-	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1,
-			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 0, .const_dup_limit = 64, .copy_budget = 0.10, .crit_copy_budget = 0.04, .slack = 0.02, .scc_cut = 1.0,
+	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1, .ipo = 1,
+			      .copy_limit = 60, .dup_limit = 200, .join_limit = 300, .local_dup_limit = 0, .const_dup_limit = 64, .join_growth = 0.1, .copy_budget = 0.10, .crit_copy_budget = 0.04, .slack = 0.02, .scc_cut = 1.0,
 			      .local_dup_budget = 0.03};
 	int c;
 	opterr = 0;
@@ -287,6 +297,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_PRINT_COST: o->print_cost = 1; break;
 		case O_PLACEHOLDERS: o->debug |= EMIT_PLACEHOLDER_CHECKSUMS; break;
 		case O_VIRTUAL_LINES: o->debug |= EMIT_VIRTUAL_LINES; break;
+		case O_NO_IPO: o->ipo = 0; break;
 		case O_VERSION: printf("mtpc-split " VERSION " (LLVM " LLVM_MAJOR ")\n"); exit(0);
 		case ':': mtpc_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
 		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
@@ -309,6 +320,18 @@ static void parse_args(int argc, char **argv, struct options *o)
 		mtpc_fatal("no output directory: use -o DIR (see --help)");
 }
 
+/* Replace *bc / *len (heap) with m's bitcode: what the emission threads
+ * parse, each into its own LLVMContext. */
+static void module_bitcode(LLVMModuleRef m, char **bc, size_t *len)
+{
+	LLVMMemoryBufferRef mb = LLVMWriteBitcodeToMemoryBuffer(m);
+	free(*bc);
+	*len = LLVMGetBufferSize(mb);
+	*bc = xmalloc(*len);
+	memcpy(*bc, LLVMGetBufferStart(mb), *len);
+	LLVMDisposeMemoryBuffer(mb);
+}
+
 /* Load the module to split: the bitcode bytes (*bc) and a parsed copy. */
 static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, char **diag, char **bc, size_t *len)
 {
@@ -329,12 +352,7 @@ static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, cha
 			free(*bc);
 			exit(3);
 		}
-		LLVMMemoryBufferRef mb = LLVMWriteBitcodeToMemoryBuffer(im);
-		free(*bc);
-		*len = LLVMGetBufferSize(mb);
-		*bc = xmalloc(*len);
-		memcpy(*bc, LLVMGetBufferStart(mb), *len);
-		LLVMDisposeMemoryBuffer(mb);
+		module_bitcode(im, bc, len);
 		if (o->imported && mtpc_write_file(o->imported, *bc, *len, MTPC_WRITE_IF_CHANGED) < 0)
 			mtpc_fatal("%s: cannot write: %s", o->imported, strerror(errno));
 		/* The bitcode writer keeps global order, so the imported module can
@@ -523,10 +541,10 @@ static char *options_key(const struct options *o, char hash[MTPC_HASH_HEX_LEN + 
 	char *text = xasprintf("algorithm=%d partitions=%d min-cost=%ld copy-limit=%ld copy-budget=%g "
 			       "critical-copy-budget=%g dup-limit=%ld balance-slack=%g join-limit=%ld "
 			       "join-growth=%g local-dup-limit=%ld local-dup-budget=%g const-dup-limit=%ld "
-			       "scc-cut=%g",
+			       "scc-cut=%g ipo=%d",
 			       ALGORITHM, o->partitions, o->min_cost, o->copy_limit, o->copy_budget,
 			       o->crit_copy_budget, o->dup_limit, o->slack, o->join_limit, o->join_growth,
-			       o->local_dup_limit, o->local_dup_budget, o->const_dup_limit, o->scc_cut);
+			       o->local_dup_limit, o->local_dup_budget, o->const_dup_limit, o->scc_cut, o->ipo);
 	for (int i = 0; i < o->nweights; i++) {
 		char *t = xasprintf("%s%s%g", text, i ? "," : " weights=", o->weights[i]);
 		free(text);
@@ -691,7 +709,8 @@ static void write_outputs(const struct options *o, const struct module_info *mi,
 
 /* Phase start times of one split, for --stats. */
 struct phases {
-	double start, load, plan, emit, write;
+	double start, load, plan, emit, write; /* when each began */
+	double ipo;                            /* seconds in ipo_run, between load and plan */
 };
 
 /* --stats: the one-line summary on stderr. */
@@ -708,13 +727,13 @@ static void print_stats(const struct options *o, const struct module_info *mi,
 	fprintf(stderr,
 		"mtpc-split: %s: %d partitions, %d functions (%d dead), %d units, %d SCCs cut, "
 		"largest unit %.1f%%, %d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s "
-		"(load%s %.2f, hash + cache %.2f, plan %.2f, emit %.2f, write %.2f)\n",
+		"(load%s %.2f, ipo %.2f, hash + cache %.2f, plan %.2f, emit %.2f, write %.2f)\n",
 		o->input, plan->n, mi->nfuncs_defined, mi->ndead, mi->nunits, mi->ncut_sccs,
 		mi->total_cost ? 100.0 * plan->largest_unit / mi->total_cost : 0.0, plan->npromoted,
 		plan->nshared_dups, plan->ncopies,
 		mi->total_cost ? 100.0 * (sum - mi->total_cost) / mi->total_cost : 0.0,
 		sum ? (double)maxc * plan->n / sum : 0.0, plan->nseeded, exact ? " (cache hit)" : "",
-		now - t->start, o->index ? " + import" : "", t->load - t->start, t->plan - t->load,
+		now - t->start, o->index ? " + import" : "", t->load - t->start, t->ipo, t->plan - t->load - t->ipo,
 		t->emit - t->plan, t->write - t->emit, now - t->write);
 }
 
@@ -784,8 +803,17 @@ int main(int argc, char **argv)
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
 	char *options_text = options_key(&o, options_hash);
-	if (!outputs_current(o.outdir, input_hash, options_hash, o.debug))
+	if (!outputs_current(o.outdir, input_hash, options_hash, o.debug)) {
+		if (o.ipo) {
+			double t0 = mtpc_now();
+			char *err = NULL;
+			if (ipo_run(m, &err) < 0)
+				mtpc_fatal("%s: %s", o.input, err);
+			module_bitcode(m, &bc, &len);
+			t.ipo = mtpc_now() - t0;
+		}
 		split_module(&o, m, bc, len, input_hash, options_hash, options_text, &t);
+	}
 	else if (o.stats)
 		fprintf(stderr, "mtpc-split: %s: outputs up to date\n", o.input);
 	free(options_text);
