@@ -41,15 +41,17 @@ def parse_collected(stderr, outfile_text=""):
                          "the callgrind output file")
 
 
-def instructions(cmd, cwd=None, valgrind="valgrind", keep=None):
+def instructions(cmd, cwd=None, valgrind="valgrind", keep=None, env=None):
     """Run cmd under callgrind; returns (instructions, program stdout). `keep`: path to
-    keep the callgrind.out file at (for callgrind_annotate), else it is deleted."""
+    keep the callgrind.out file at (for callgrind_annotate), else it is deleted. `env`:
+    the program's environment (default: this process's)."""
     if shutil.which(valgrind) is None:
         raise CallgrindError(f"{valgrind} not found (run scripts/install-deps.sh)")
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(keep) if keep else pathlib.Path(tmp) / "callgrind.out"
         r = subprocess.run([valgrind, "--tool=callgrind", f"--callgrind-out-file={out}",
-                            *map(str, cmd)], cwd=cwd, capture_output=True, text=True)
+                            *map(str, cmd)], cwd=cwd, env=env, capture_output=True,
+                           text=True)
         if r.returncode != 0:
             raise CallgrindError(f"{' '.join(map(str, cmd))} exited {r.returncode} under "
                                  f"valgrind:\n{r.stderr[-3000:]}")

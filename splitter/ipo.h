@@ -9,18 +9,20 @@
  * declaration or an available_externally copy, so those facts are lost:
  * invokes stay invokes with their landing pads, a helper always called with
  * the same string keeps its strlen and its slow path, and its inline cost no
- * longer fits. Running these passes once on the whole module before it is
- * split gives every partition the facts the unsplit backend would have found,
- * in the bodies and in the declarations' attributes. */
+ * longer fits. Doing this once on the whole module before it is split gives
+ * every partition the facts the unsplit backend would have found, in the
+ * bodies and in the declarations' attributes. */
 #ifndef MTPC_IPO_H
 #define MTPC_IPO_H
 
 #include <llvm-c/Core.h>
 
-/* The pass pipeline run (LLVMRunPasses syntax), for messages and docs. */
+/* The LLVM passes run (LLVMRunPasses syntax), after ipo.c's own constant
+ * argument propagation. */
 extern const char ipo_pipeline[];
 
-/* Run ipo_pipeline on m. Returns 0, or -1 with *error set (heap string). */
+/* Propagate constant arguments into internal functions, then run
+ * ipo_pipeline on m. Returns 0, or -1 with *error set (heap string). */
 int ipo_run(LLVMModuleRef m, char **error);
 
 #endif

@@ -4,8 +4,8 @@ function, which no single partition could find.
 
 The module: two large external functions `a` and `b` (each over a partition's share, so
 they land in different partitions) both call the internal `scale(x, 7)` and the external
-`pure(x)`, which has no attributes in the input. With the passes, IPSCCP puts the constant
-7 into `scale`'s body wherever it is defined, and FunctionAttrs marks `pure` nounwind and
+`pure(x)`, which has no attributes in the input. With the passes, the constant-argument step
+puts 7 into `scale`'s body wherever it is defined, and FunctionAttrs marks `pure` nounwind and
 memory(none), in its definition and in every partition's declaration or copy of it. With
 --no-ipo, neither happens: the tests below fail on a splitter that does not run them."""
 import json
@@ -113,3 +113,59 @@ def test_link_at_O0_splits_without_the_passes(tmp_path):
         assert "mtpc-split" in ninja
         assert ("--split-arg --no-ipo" in ninja) == (opt == "-O0"), opt
         assert subprocess.run([d / "app"]).returncode == 0
+
+
+EDGES = """
+@g = global i32 5
+@fp = global ptr @k_addr
+define internal i32 @k_same(i32 %x, i32 %k) noinline {
+  %m = mul i32 %x, %k
+  ret i32 %m
+}
+define internal i32 @k_diff(i32 %x, i32 %k) noinline {
+  %m = mul i32 %x, %k
+  ret i32 %m
+}
+define internal i32 @k_addr(i32 %x, i32 %k) noinline {
+  %m = mul i32 %x, %k
+  ret i32 %m
+}
+define internal i32 @k_byval(ptr byval(i32) %p) noinline {
+  store i32 1, ptr %p
+  %v = load i32, ptr %p
+  ret i32 %v
+}
+define i32 @entry(i32 %x) {
+  %a = call i32 @k_same(i32 %x, i32 7)
+  %b = call i32 @k_same(i32 %a, i32 7)
+  %c = call i32 @k_diff(i32 %b, i32 7)
+  %d = call i32 @k_diff(i32 %c, i32 8)
+  %e = call i32 @k_addr(i32 %d, i32 7)
+  %f = call i32 @k_byval(ptr byval(i32) @g)
+  %h = call i32 @k_byval(ptr byval(i32) @g)
+  %s = add i32 %e, %f
+  %t = add i32 %s, %h
+  ret i32 %t
+}
+"""
+
+
+def test_constant_arguments_only_where_every_caller_agrees(tmp_path):
+    """A parameter becomes the constant only when every use of the function is a direct
+    call passing that constant, and the callee does not get a copy of it (byval)."""
+    ll, bc = tmp_path / "e.ll", tmp_path / "e.bc"
+    ll.write_text(EDGES)
+    run([sl.llvm_tool("llvm-as"), ll, "-o", bc])
+    sl.split(bc, tmp_path / "out", 1, "--no-seed", "--no-cache")
+    (text,) = partitions_ir(tmp_path / "out")
+
+    def body(name):
+        m = re.search(rf"^define [^\n]*@{name}[.(][^\n]*\{{\n(.*?)^\}}", text, re.M | re.S)
+        assert m, (name, text)
+        return m.group(1)
+    assert re.search(r"mul i32 %\S+, 7\b", body("k_same"))
+    assert re.search(r"mul i32 %\S+, %\S+", body("k_diff"))
+    assert re.search(r"mul i32 %\S+, %\S+", body("k_addr"))
+    assert "store i32 1, ptr %" in body("k_byval")  # writes its own copy, not @g
+    assert "@g" not in body("k_byval")
+    sl.verify(tmp_path / "out" / "p0.bc")
