@@ -332,8 +332,24 @@ static void module_bitcode(LLVMModuleRef m, char **bc, size_t *len)
 	LLVMDisposeMemoryBuffer(mb);
 }
 
-/* Load the module to split: the bitcode bytes (*bc) and a parsed copy. */
-static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, char **diag, char **bc, size_t *len)
+/* --ipo: the whole-module passes on m, then *bc / *len become its bitcode;
+ * *secs: the time both took. */
+static void whole_module_passes(const struct options *o, LLVMModuleRef m, char **bc, size_t *len, double *secs)
+{
+	double t0 = mtpc_now();
+	char *err = NULL;
+	if (ipo_run(m, &err) < 0)
+		mtpc_fatal("%s: %s", o->input, err);
+	module_bitcode(m, bc, len);
+	*secs = mtpc_now() - t0;
+}
+
+/* Load the module to split: the bitcode bytes (*bc) and a parsed copy, after
+ * the whole-module passes unless --no-ipo (*ipo_secs: their time). The
+ * passes run before the input hash is taken, so that the import's result is
+ * serialized once. */
+static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, char **diag, char **bc, size_t *len,
+				double *ipo_secs)
 {
 	if (mtpc_read_file(o->input, bc, len) < 0)
 		mtpc_fatal("%s: cannot read: %s", o->input, strerror(errno));
@@ -352,9 +368,15 @@ static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, cha
 			free(*bc);
 			exit(3);
 		}
-		module_bitcode(im, bc, len);
-		if (o->imported && mtpc_write_file(o->imported, *bc, *len, MTPC_WRITE_IF_CHANGED) < 0)
-			mtpc_fatal("%s: cannot write: %s", o->imported, strerror(errno));
+		if (o->imported) {
+			module_bitcode(im, bc, len);
+			if (mtpc_write_file(o->imported, *bc, *len, MTPC_WRITE_IF_CHANGED) < 0)
+				mtpc_fatal("%s: cannot write: %s", o->imported, strerror(errno));
+		}
+		if (o->ipo)
+			whole_module_passes(o, im, bc, len, ipo_secs);
+		else
+			module_bitcode(im, bc, len);
 		/* The bitcode writer keeps global order, so the imported module can
 		 * be analysed as is; each partition thread checks that its copy
 		 * enumerates the same names (emit.c). */
@@ -367,6 +389,8 @@ static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, cha
 	if (bad)
 		mtpc_fatal("%s: invalid or unsupported bitcode (LLVM " LLVM_MAJOR " expected): %s", o->input,
 			   *diag ? *diag : "unknown error");
+	if (o->ipo)
+		whole_module_passes(o, m, bc, len, ipo_secs);
 	return m;
 }
 
@@ -710,7 +734,7 @@ static void write_outputs(const struct options *o, const struct module_info *mi,
 /* Phase start times of one split, for --stats. */
 struct phases {
 	double start, load, plan, emit, write; /* when each began */
-	double ipo;                            /* seconds in ipo_run, between load and plan */
+	double ipo;                            /* seconds of the whole-module passes, in load */
 };
 
 /* --stats: the one-line summary on stderr. */
@@ -733,7 +757,7 @@ static void print_stats(const struct options *o, const struct module_info *mi,
 		plan->nshared_dups, plan->ncopies,
 		mi->total_cost ? 100.0 * (sum - mi->total_cost) / mi->total_cost : 0.0,
 		sum ? (double)maxc * plan->n / sum : 0.0, plan->nseeded, exact ? " (cache hit)" : "",
-		now - t->start, o->index ? " + import" : "", t->load - t->start, t->ipo, t->plan - t->load - t->ipo,
+		now - t->start, o->index ? " + import" : "", t->load - t->start - t->ipo, t->ipo, t->plan - t->load,
 		t->emit - t->plan, t->write - t->emit, now - t->write);
 }
 
@@ -798,22 +822,13 @@ int main(int argc, char **argv)
 	size_t len;
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMContextSetDiagnosticHandler(ctx, emit_capture_error, &diag);
-	LLVMModuleRef m = load_input(&o, ctx, &diag, &bc, &len);
+	LLVMModuleRef m = load_input(&o, ctx, &diag, &bc, &len, &t.ipo);
 	t.load = mtpc_now();
 	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(bc, len, input_hash);
 	char *options_text = options_key(&o, options_hash);
-	if (!outputs_current(o.outdir, input_hash, options_hash, o.debug)) {
-		if (o.ipo) {
-			double t0 = mtpc_now();
-			char *err = NULL;
-			if (ipo_run(m, &err) < 0)
-				mtpc_fatal("%s: %s", o.input, err);
-			module_bitcode(m, &bc, &len);
-			t.ipo = mtpc_now() - t0;
-		}
+	if (!outputs_current(o.outdir, input_hash, options_hash, o.debug))
 		split_module(&o, m, bc, len, input_hash, options_hash, options_text, &t);
-	}
 	else if (o.stats)
 		fprintf(stderr, "mtpc-split: %s: outputs up to date\n", o.input);
 	free(options_text);
