@@ -18,7 +18,7 @@
  * forms of split DWARF before version 5). */
 enum {
 	DW_UT_compile = 1, DW_UT_type, DW_UT_partial, DW_UT_skeleton, DW_UT_split_compile, DW_UT_split_type,
-	DW_AT_decl_line = 0x3b, DW_AT_call_line = 0x59,
+	DW_AT_decl_line = 0x3b, DW_AT_call_line = 0x59, DW_AT_str_offsets_base = 0x72,
 	DW_FORM_addr = 0x01, DW_FORM_block2 = 0x03, DW_FORM_block4, DW_FORM_data2, DW_FORM_data4,
 	DW_FORM_data8, DW_FORM_string, DW_FORM_block, DW_FORM_block1, DW_FORM_data1, DW_FORM_flag,
 	DW_FORM_sdata, DW_FORM_strp, DW_FORM_udata, DW_FORM_ref_addr, DW_FORM_ref1, DW_FORM_ref2,
@@ -490,9 +490,19 @@ static int fix_line_attr(struct cur *c, uint64_t form, const struct line_map *ma
 	return 0;
 }
 
+/* What walk_dies does at each attribute: attr is called with c at the
+ * attribute's value (spec: attribute, form, implicit constant) and reads
+ * past it, or returns 1 for the walk to skip it; -1 stops the walk. The
+ * walk sets the unit's sizes and where its section starts before the
+ * unit's first DIE. */
+struct visit {
+	int (*attr)(struct visit *v, struct cur *c, const uint64_t spec[3]);
+	const unsigned char *sec;
+	int offsz, addrsz, version;
+};
+
 /* Every unit of one .debug_info or .debug_types section (index si). */
-static int fix_dies(struct elf *e, size_t si, size_t abbrev_si, int types, const struct line_map *map,
-		    struct abbrevs *t)
+static int walk_dies(struct elf *e, size_t si, size_t abbrev_si, int types, struct abbrevs *t, struct visit *v)
 {
 	unsigned char *sec = e->data + e->sh[si].sh_offset;
 	size_t size = e->sh[si].sh_size, off = 0;
@@ -527,6 +537,10 @@ static int fix_dies(struct elf *e, size_t si, size_t abbrev_si, int types, const
 		if (c.bad || version < 2 || version > 5 ||
 		    load_abbrevs(t, ab, absize, relocated(e, si, abbr_at, abbr)) < 0)
 			return -1;
+		v->sec = sec;
+		v->offsz = offsz;
+		v->addrsz = addrsz;
+		v->version = version;
 		while (c.p < end) {
 			uint64_t code = uleb(&c);
 			if (c.bad)
@@ -537,16 +551,10 @@ static int fix_dies(struct elf *e, size_t si, size_t abbrev_si, int types, const
 			if (!a)
 				return -1;
 			for (size_t k = 0; k < a->n; k++) {
-				uint64_t attr = t->spec[a->first + k][0], form = t->spec[a->first + k][1];
-				int r;
-				if (attr == DW_AT_decl_line || attr == DW_AT_call_line) {
-					if (form == DW_FORM_implicit_const &&
-					    t->spec[a->first + k][2] >= MTPC_VIRTUAL_LINE_BASE)
-						return -1;
-					r = fix_line_attr(&c, form, map);
-				} else {
-					r = skip_form(&c, form, offsz, addrsz, version);
-				}
+				const uint64_t *spec = t->spec[a->first + k];
+				int r = v->attr(v, &c, spec);
+				if (r == 1)
+					r = skip_form(&c, spec[1], offsz, addrsz, version);
 				if (r < 0 || c.bad)
 					return -1;
 			}
@@ -554,6 +562,21 @@ static int fix_dies(struct elf *e, size_t si, size_t abbrev_si, int types, const
 		off = (size_t)(end - sec);
 	}
 	return 0;
+}
+
+/* The visit that puts real lines into DW_AT_decl_line and DW_AT_call_line. */
+struct line_visit {
+	struct visit v;
+	const struct line_map *map;
+};
+
+static int visit_line(struct visit *v, struct cur *c, const uint64_t spec[3])
+{
+	if (spec[0] != DW_AT_decl_line && spec[0] != DW_AT_call_line)
+		return 1;
+	if (spec[1] == DW_FORM_implicit_const && spec[2] >= MTPC_VIRTUAL_LINE_BASE)
+		return -1; /* a virtual line in the abbreviation: cannot be patched */
+	return fix_line_attr(c, spec[1], ((struct line_visit *)v)->map);
 }
 
 /* ---- line programs ------------------------------------------------------ */
@@ -751,6 +774,7 @@ static int fix_lines(struct elf *e, const struct line_map *map)
 		{".debug_types.dwo", ".debug_abbrev.dwo"},
 	};
 	struct abbrevs t = {~(uint64_t)0, NULL, 0, 0, NULL, 0, 0};
+	struct line_visit lv = {{visit_line, NULL, 0, 0, 0}, map};
 	int r = 0;
 	for (size_t i = 1; i < e->nsh && r == 0; i++)
 		for (size_t k = 0; k < sizeof dies / sizeof *dies; k++) {
@@ -758,7 +782,7 @@ static int fix_lines(struct elf *e, const struct line_map *map)
 				continue;
 			size_t ab = find_section(e, dies[k][1]);
 			t.offset = ~(uint64_t)0;
-			if (!ab || fix_dies(e, i, ab, k >= 2, map, &t) < 0) {
+			if (!ab || walk_dies(e, i, ab, k >= 2, &t, &lv.v) < 0) {
 				e->why = "cannot read its DIEs";
 				r = -1;
 			}
@@ -798,8 +822,269 @@ static int fix_lines(struct elf *e, const struct line_map *map)
 	return r;
 }
 
+/* ---- string offsets of discarded type units ----------------------------- */
+
+/* Whether sorted strv sv holds s. */
+static int strv_has(const struct strv *sv, const char *s)
+{
+	size_t lo = 0, hi = sv->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(sv->v[mid], s);
+		if (c == 0)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sections `ld.lld -r` discards from e: the members of each COMDAT
+ * group whose signature an earlier input has (the first group of a
+ * signature wins). e's own COMDAT signatures go to *mine. Returns a flag
+ * per section (heap), or NULL if a group cannot be read. */
+static unsigned char *discarded_sections(const struct elf *e, const struct strv *earlier, struct strv *mine)
+{
+	unsigned char *gone = xcalloc(e->nsh + 1, 1);
+	for (size_t i = 1; i < e->nsh; i++) {
+		const Elf64_Shdr *g = &e->sh[i];
+		if (g->sh_type != SHT_GROUP)
+			continue;
+		uint32_t w;
+		if (g->sh_size < 4 || g->sh_size % 4 || g->sh_link >= e->nsh || e->sh[g->sh_link].sh_link >= e->nsh)
+			goto bad;
+		memcpy(&w, e->data + g->sh_offset, 4);
+		if (!(w & GRP_COMDAT))
+			continue;
+		const Elf64_Shdr *symtab = &e->sh[g->sh_link], *strtab = &e->sh[symtab->sh_link];
+		Elf64_Sym sym;
+		if ((uint64_t)g->sh_info >= symtab->sh_size / sizeof sym)
+			goto bad;
+		memcpy(&sym, e->data + symtab->sh_offset + (uint64_t)g->sh_info * sizeof sym, sizeof sym);
+		const char *names = (const char *)e->data + strtab->sh_offset;
+		if (sym.st_name >= strtab->sh_size || !memchr(names + sym.st_name, 0, strtab->sh_size - sym.st_name))
+			goto bad;
+		const char *sig = names + sym.st_name;
+		strv_add(mine, sig);
+		if (!strv_has(earlier, sig))
+			continue;
+		for (uint64_t k = 4; k < g->sh_size; k += 4) {
+			memcpy(&w, e->data + g->sh_offset + k, 4);
+			if (w >= e->nsh)
+				goto bad;
+			gone[w] = 1;
+		}
+	}
+	return gone;
+bad:
+	free(gone);
+	return NULL;
+}
+
+/* The visit that marks (to == NULL) or renumbers (to[old]) the string
+ * indexes of the units, after checking that each unit's string offsets
+ * start at base. */
+struct str_visit {
+	struct visit v;
+	const struct elf *e;
+	size_t si;             /* the section walked */
+	uint64_t base, n;      /* DW_AT_str_offsets_base of every unit; entries */
+	unsigned char *used;   /* per entry */
+	const uint32_t *to;    /* the new index of each used entry */
+};
+
+static int visit_str(struct visit *v, struct cur *c, const uint64_t spec[3])
+{
+	struct str_visit *s = (struct str_visit *)v;
+	int width;
+	if (spec[0] == DW_AT_str_offsets_base) {
+		if (spec[1] != DW_FORM_sec_offset)
+			return -1;
+		uint64_t at = (uint64_t)(c->p - v->sec), stored = rd(c, v->offsz);
+		return relocated(s->e, s->si, at, stored) == s->base ? 0 : -1;
+	}
+	switch (spec[1]) {
+	case DW_FORM_strx1: width = 1; break;
+	case DW_FORM_strx2: width = 2; break;
+	case DW_FORM_strx3: width = 3; break;
+	case DW_FORM_strx4: width = 4; break;
+	case DW_FORM_strx: width = 0; break;
+	case DW_FORM_indirect: case DW_FORM_GNU_str_index: return -1; /* not from LLVM: leave the file */
+	default: return 1;
+	}
+	unsigned char *at = (unsigned char *)c->p;
+	uint64_t x = width ? rd(c, width) : uleb(c);
+	if (c->bad || x >= s->n)
+		return -1;
+	if (!s->to) {
+		s->used[x] = 1;
+		return 0;
+	}
+	if (!width)
+		return put_uleb_fixed(at, (int)(c->p - at), s->to[x]);
+	for (int i = 0; i < width; i++)
+		at[i] = (unsigned char)(s->to[x] >> (8 * i));
+	return 0;
+}
+
+/* Walk every .debug_info section of e that the link keeps with sv. */
+static int walk_kept_units(struct elf *e, const unsigned char *gone, struct str_visit *sv)
+{
+	size_t ab = find_section(e, ".debug_abbrev");
+	struct abbrevs t = {~(uint64_t)0, NULL, 0, 0, NULL, 0, 0};
+	int r = ab ? 0 : -1;
+	for (size_t i = 1; i < e->nsh && r == 0; i++)
+		if (!gone[i] && e->sh[i].sh_type == SHT_PROGBITS && !strcmp(sec_name(e, i), ".debug_info")) {
+			sv->si = i;
+			r = walk_dies(e, i, ab, 0, &t, &sv->v);
+		}
+	free(t.a);
+	free(t.spec);
+	return r;
+}
+
+/* Check the relocations that involve the string offsets section so: the
+ * ones applied to it relocate whole entries (the rela section: *rela),
+ * the ones against it are unit bases (addend base). */
+static int str_offsets_relocations(const struct elf *e, size_t so, uint64_t base, size_t *rela)
+{
+	*rela = 0;
+	for (size_t r = 1; r < e->nsh; r++) {
+		const Elf64_Shdr *rs = &e->sh[r];
+		if (rs->sh_type == SHT_REL && rs->sh_info == so)
+			return -1;
+		if (rs->sh_type == SHT_SYMTAB)
+			for (uint64_t k = 0; k + sizeof(Elf64_Sym) <= rs->sh_size; k += sizeof(Elf64_Sym)) {
+				Elf64_Sym sym;
+				memcpy(&sym, e->data + rs->sh_offset + k, sizeof sym);
+				if (sym.st_shndx == so && ELF64_ST_TYPE(sym.st_info) != STT_SECTION)
+					return -1; /* a label into the table: would move */
+			}
+		if (rs->sh_type != SHT_RELA || rs->sh_link >= e->nsh)
+			continue;
+		if (rs->sh_info == so) {
+			if (*rela)
+				return -1;
+			*rela = r;
+		}
+		const Elf64_Shdr *symtab = &e->sh[rs->sh_link];
+		for (uint64_t k = 0; k + sizeof(Elf64_Rela) <= rs->sh_size; k += sizeof(Elf64_Rela)) {
+			Elf64_Rela rel;
+			memcpy(&rel, e->data + rs->sh_offset + k, sizeof rel);
+			if (rs->sh_info == so && (rel.r_offset < base || (rel.r_offset - base) % 4))
+				return -1;
+			Elf64_Sym sym = {0};
+			uint64_t at = (uint64_t)ELF64_R_SYM(rel.r_info) * sizeof sym;
+			if (at + sizeof sym <= symtab->sh_size)
+				memcpy(&sym, e->data + symtab->sh_offset + at, sizeof sym);
+			if (sym.st_shndx == so && (uint64_t)rel.r_addend != base)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Drop from e's string offsets table (DWARF 5, one table per object) the
+ * entries only units in discarded COMDAT groups use, and renumber the
+ * string indexes of the kept units. clang gives every C++ type with
+ * -fdebug-types-section a type unit in a COMDAT group, and the table of
+ * each object lists the strings of all its units: after the merge keeps
+ * each type unit of a module once, the table of every later partition
+ * still lists the strings of the type units it lost (the C++ sample: 31 KB
+ * of offsets where 14 KB are used). earlier: the COMDAT signatures of the
+ * objects before e in the `ld.lld -r` (sorted); e's are added. The file is
+ * left as it is (0) when it has no such table or something this code does
+ * not expect; *changed says whether it was trimmed. */
+static int trim_str_offsets(struct elf *e, struct strv *earlier, int *changed)
+{
+	struct strv mine = {0};
+	unsigned char *gone = discarded_sections(e, earlier, &mine);
+	for (size_t i = 0; i < mine.n; i++)
+		strv_add(earlier, mine.v[i]);
+	if (mine.n)
+		qsort(earlier->v, earlier->n, sizeof *earlier->v, cmp_str);
+	size_t so = find_section(e, ".debug_str_offsets"), rela = 0;
+	uint32_t *to = NULL;
+	struct str_visit sv = {{visit_str, NULL, 0, 0, 0}, e, 0, 8, 0, NULL, NULL};
+	int any_gone = 0;
+	for (size_t i = 1; gone && i < e->nsh; i++)
+		any_gone |= gone[i];
+	if (!any_gone || !so || e->sh[so].sh_type != SHT_PROGBITS || find_section(e, ".debug_macro"))
+		goto done;
+	for (size_t i = so + 1; i < e->nsh; i++)
+		if (!strcmp(sec_name(e, i), ".debug_str_offsets"))
+			goto done;
+	unsigned char *sec = e->data + e->sh[so].sh_offset;
+	size_t size = e->sh[so].sh_size;
+	struct cur c = {sec, sec + size, 0};
+	int offsz;
+	if (enter_unit(&c, &offsz) < 0 || offsz != 4 || c.end != sec + size || rd(&c, 2) != 5 || (size - 8) % 4 ||
+	    str_offsets_relocations(e, so, 8, &rela) < 0)
+		goto done;
+	sv.n = (size - 8) / 4;
+	sv.used = xcalloc(sv.n + 1, 1);
+	if (walk_kept_units(e, gone, &sv) < 0)
+		goto done;
+	to = xmalloc((sv.n + 1) * sizeof *to);
+	uint32_t kept = 0;
+	for (uint64_t k = 0; k < sv.n; k++)
+		to[k] = sv.used[k] ? kept++ : UINT32_MAX;
+	if (kept == sv.n)
+		goto done;
+	/* Renumber on a copy: the file stays as it is if the walk fails. */
+	unsigned char *copy = xmalloc(e->len);
+	memcpy(copy, e->data, e->len);
+	unsigned char *orig = e->data;
+	e->data = copy;
+	sv.to = to;
+	if (walk_kept_units(e, gone, &sv) < 0) {
+		e->data = orig;
+		free(copy);
+		goto done;
+	}
+	free(orig);
+	sec = e->data + e->sh[so].sh_offset;
+	for (uint64_t k = 0; k < sv.n; k++)
+		if (sv.used[k])
+			memmove(sec + 8 + 4 * (uint64_t)to[k], sec + 8 + 4 * k, 4);
+	uint32_t unit_len = 4 + 4 * kept;
+	memcpy(sec, &unit_len, 4);
+	e->sh[so].sh_size = 8 + 4 * (uint64_t)kept;
+	store_shdr(e, so);
+	if (rela) {
+		unsigned char *rs = e->data + e->sh[rela].sh_offset;
+		uint64_t out = 0;
+		for (uint64_t k = 0; k + sizeof(Elf64_Rela) <= e->sh[rela].sh_size; k += sizeof(Elf64_Rela)) {
+			Elf64_Rela rel;
+			memcpy(&rel, rs + k, sizeof rel);
+			uint64_t x = (rel.r_offset - 8) / 4;
+			if (x >= sv.n || !sv.used[x])
+				continue;
+			rel.r_offset = 8 + 4 * (uint64_t)to[x];
+			memcpy(rs + out, &rel, sizeof rel);
+			out += sizeof rel;
+		}
+		e->sh[rela].sh_size = out;
+		store_shdr(e, rela);
+	}
+	*changed = 1;
+done:
+	free(to);
+	free(sv.used);
+	free(gone);
+	strv_free(&mine);
+	return 0;
+}
+
 int debugfix_object(char **data, size_t *len, const char *checksums, const struct line_map *lines,
-		    const char **why)
+		    struct strv *groups, const char **why)
 {
 	struct elf e;
 	*why = NULL;
@@ -820,7 +1105,9 @@ int debugfix_object(char **data, size_t *len, const char *checksums, const struc
 		    e.sh[i].sh_type != SHT_NOBITS)
 			patch_checksums(e.data + e.sh[i].sh_offset, e.sh[i].sh_size, checksums);
 	}
-	int r = lines && lines->n ? fix_lines(&e, lines) : 0;
+	int r = lines && lines->n ? fix_lines(&e, lines) : 0, trimmed = 0;
+	if (r == 0 && groups)
+		trim_str_offsets(&e, groups, &trimmed);
 	*data = (char *)e.data;
 	*len = e.len;
 	*why = e.why;
@@ -828,26 +1115,37 @@ int debugfix_object(char **data, size_t *len, const char *checksums, const struc
 	return r;
 }
 
-int debugfix_copy(const char *from, const char *to, const char *checksums,
-		  const struct line_map *lines)
+int debugfix_copy(const char *from, const char *to, const char *checksums, const struct line_map *lines,
+		  struct strv *groups, int only_if_fixed)
 {
-	char *data;
-	size_t len;
+	char *data, *orig = NULL;
+	size_t len, orig_len = 0;
 	const char *why;
 	if (mtpc_read_file(from, &data, &len) < 0) {
 		mtpc_error("cannot read %s: %s", from, strerror(errno));
 		return -1;
 	}
-	if (debugfix_object(&data, &len, checksums, lines, &why) < 0) {
+	if (only_if_fixed) {
+		orig = xmalloc(len + 1);
+		memcpy(orig, data, len);
+		orig_len = len;
+	}
+	if (debugfix_object(&data, &len, checksums, lines, groups, &why) < 0) {
 		mtpc_error("%s: cannot put the real line numbers back: %s", from, why);
 		free(data);
+		free(orig);
 		return -1;
 	}
-	int r = mtpc_write_file(to, data, len, MTPC_WRITE_IF_CHANGED);
-	if (r < 0)
+	int r = 1;
+	if (only_if_fixed && len == orig_len && !memcmp(data, orig, len))
+		r = 0;
+	else if (mtpc_write_file(to, data, len, MTPC_WRITE_IF_CHANGED) < 0) {
 		mtpc_error("cannot write %s: %s", to, strerror(errno));
+		r = -1;
+	}
 	free(data);
-	return r < 0 ? -1 : 0;
+	free(orig);
+	return r;
 }
 
 /* The offsets of the flag words of the SHT_GROUP sections of e, in section

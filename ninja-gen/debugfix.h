@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
+
 /* One span of a partition's map: virtual lines virt .. virt+count-1 are real
  * lines first .. first+count-1. */
 struct line_span {
@@ -42,16 +44,23 @@ long long debugfix_real_line(const struct line_map *map, uint64_t v);
 
 /* Fix the file in (*data, *len), which may be reallocated: the checksums of
  * checksums ("PLACEHOLDER REAL" hex lines, may be NULL) and the lines of
- * lines (may be NULL). Returns 0, or -1 with *why set (a static string)
- * when the file has virtual lines this code cannot put back. */
+ * lines (may be NULL). With groups (the sorted COMDAT group signatures of
+ * the objects before this one in an `ld.lld -r`, which keeps the first
+ * group of each signature), also drop from its DWARF 5 string offsets table
+ * the entries only the type units of discarded groups use, and add the
+ * file's own signatures to groups (a file this code cannot read that far
+ * keeps its table). Returns 0, or -1 with *why set (a static string) when
+ * the file has virtual lines this code cannot put back. */
 int debugfix_object(char **data, size_t *len, const char *checksums, const struct line_map *lines,
-		    const char **why);
+		    struct strv *groups, const char **why);
 
 /* debugfix_object from the file from to the file to, written atomically and
- * only if changed. Returns 0, or -1 after one error message naming the
+ * only if changed; with only_if_fixed, not at all when the fixed file would
+ * equal from. Returns 1 when to was written (or is up to date), 0 when
+ * only_if_fixed left it unwritten, -1 after one error message naming the
  * file. */
-int debugfix_copy(const char *from, const char *to, const char *checksums,
-		  const struct line_map *lines);
+int debugfix_copy(const char *from, const char *to, const char *checksums, const struct line_map *lines,
+		  struct strv *groups, int only_if_fixed);
 
 /* llvm-objcopy clears GRP_COMDAT of every section group whose signature
  * symbol is local, and LLVM signs the group of each DWARF type unit with a

@@ -251,8 +251,8 @@ static void test_debugfix(void)
 	char *data = xstrdup("not an object");
 	size_t len = strlen(data);
 	const char *why = NULL;
-	CHECK(debugfix_object(&data, &len, NULL, &m, &why) == -1 && why != NULL);
-	CHECK(debugfix_object(&data, &len, NULL, NULL, &why) == 0);
+	CHECK(debugfix_object(&data, &len, NULL, &m, NULL, &why) == -1 && why != NULL);
+	CHECK(debugfix_object(&data, &len, NULL, NULL, NULL, &why) == 0);
 	free(data);
 	debugfix_free_lines(&m);
 	CHECK(debugfix_parse_lines(text, 1, &m) == 0 && m.n == 1 && debugfix_real_line(&m, 1073741824) == 7);

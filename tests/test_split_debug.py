@@ -173,3 +173,82 @@ def test_cu_imports_in_the_first_partition_only(tmp_path):
     count = lambda o: run([llvm_tool("llvm-dwarfdump"), "--debug-info", o]).stdout.count(  # noqa: E731
         "DW_TAG_imported_declaration")
     assert count(merged) == count(unsplit) > 20
+
+
+# Three partitions' worth of C++ sharing types: each gives every type a type unit of its
+# own (-fdebug-types-section), and the string offsets table of each object lists the
+# strings of all of them.
+TU_HEADER = r"""
+#include <map>
+#include <string>
+#include <vector>
+struct Shape { virtual ~Shape() {} virtual double area() const = 0; std::string name; };
+struct Box : Shape { double w = 1, h = 2; double area() const override { return w * h; } };
+template <class T> struct Bag { std::vector<T> items; std::map<std::string, T> by_name; };
+"""
+TU_PART = r"""
+#include "shapes.h"
+struct Own{k} {{ int only_in_{k}; long also_in_{k}; }};
+__attribute__((noinline)) double part{k}(Bag<Box> &b, Own{k} *o) {{
+    double s = o->only_in_{k} + o->also_in_{k};
+    for (auto &x : b.items) s += x.area() * {k};
+    return s + b.by_name.size();
+}}
+"""
+
+
+def section_size(obj, name):
+    out = run([llvm_tool("llvm-size"), "-A", obj]).stdout
+    return sum(int(f[1]) for f in (l.split() for l in out.splitlines())
+               if len(f) >= 2 and f[0] == name and f[1].isdigit())
+
+
+def merge_parts(tmp_path, flags):
+    """p0..p2.o compiled from TU_PART with flags, merged by mtpc-link's merge step
+    (native.o), and the same objects put together by a plain `ld.lld -r` (plain.o)."""
+    d = tmp_path / "m"
+    (d / "parts").mkdir(parents=True)
+    (d / "shapes.h").write_text(TU_HEADER)
+    for name in ("localize.txt", "rename.txt", "checksums.txt", "lines.txt"):
+        (d / "parts" / name).write_text("")
+    objs = []
+    for k in range(3):
+        src = d / f"part{k}.cpp"
+        src.write_text(TU_PART.format(k=k))
+        objs.append(d / f"p{k}.o")
+        run([llvm_tool("clang++"), "-O2", "-c", *flags, src, "-o", objs[-1]])
+    (d / "split.n").write_text("3\n")
+    run([tool("mtpc-link"), "--merge-step", "--dir", d, "--out", d / "native.o",
+         "--llvm-bin", LLVM_BIN, "--"])
+    run([LLVM_BIN / "ld.lld", "-r", *objs, "-o", d / "plain.o"])
+    return d / "native.o", d / "plain.o"
+
+
+def die_text(obj):
+    """The DIEs as llvm-dwarfdump prints them (strings read through the string offsets),
+    without the line naming the file and the units' string offsets bases, which move."""
+    out = run([llvm_tool("llvm-dwarfdump"), "--debug-info", obj]).stdout
+    return re.sub(r"DW_AT_str_offsets_base\s+\(0x[0-9a-f]+\)", "", out.split("\n", 1)[1])
+
+
+def test_merge_drops_string_offsets_of_discarded_type_units(tmp_path):
+    """The merge keeps each type unit of a module once (COMDAT groups), and drops from each
+    partition's string offsets table the entries only its discarded type units used: every
+    kept DIE reads the same strings as in a plain `ld.lld -r` of the same objects, the
+    DWARF verifies, and the table is smaller."""
+    native, plain = merge_parts(tmp_path, ["-g", "-fdebug-types-section"])
+    assert die_text(native) == die_text(plain)
+    assert die_text(native).count("DW_TAG_type_unit") > 10
+    assert not dwarf_errors(native), dwarf_errors(native)
+    assert section_size(native, ".debug_str_offsets") < 0.9 * section_size(plain, ".debug_str_offsets")
+
+
+@pytest.mark.parametrize("flags", [["-g"], ["-g", "-gdwarf-4", "-fdebug-types-section"]],
+                         ids=["no-type-units", "dwarf4"])
+def test_merge_keeps_string_offsets_without_dwarf5_type_units(tmp_path, flags):
+    """Without type units (nothing discarded) or with DWARF 4 (no string offsets table) the
+    merge leaves the objects' debug info as a plain `ld.lld -r` has it."""
+    native, plain = merge_parts(tmp_path, flags)
+    assert die_text(native) == die_text(plain)
+    assert section_size(native, ".debug_str_offsets") == section_size(plain, ".debug_str_offsets")
+    assert not dwarf_errors(native), dwarf_errors(native)
