@@ -22,3 +22,34 @@ ensure_deb_src() {
     $SUDO apt-get update -qq
   fi
 }
+
+# fetch_source NAME PKG DIR FILE...: prints the newest DIR/PKG-<version> tree that has
+# every FILE, after `apt-get source PKG` in DIR when there is none; exits with a message
+# naming NAME when the package gives no such tree. Messages go to stderr, so that the
+# caller can take the path with $(...).
+fetch_source() {
+  _fs_name=$1 _fs_pkg=$2 _fs_dir=$3
+  shift 3
+  _fs_tree=$(find "$_fs_dir" -maxdepth 1 -type d -name "$_fs_pkg-[0-9]*" | sort | tail -n 1)
+  if ! tree_has "$_fs_tree" "$@"; then
+    echo "$_fs_name: apt-get source $_fs_pkg (into $_fs_dir)" >&2
+    # as root apt-get prints a harmless warning about the _apt user's sandbox
+    (cd "$_fs_dir" && apt-get source -qq "$_fs_pkg" >&2)
+    _fs_tree=$(find "$_fs_dir" -maxdepth 1 -type d -name "$_fs_pkg-[0-9]*" | sort | tail -n 1)
+  fi
+  if ! tree_has "$_fs_tree" "$@"; then
+    echo "$_fs_name: apt-get source $_fs_pkg gave no tree with $*" >&2
+    exit 1
+  fi
+  echo "$_fs_tree"
+}
+
+# tree_has TREE FILE...: whether TREE is a directory holding every FILE.
+tree_has() {
+  [ -n "$1" ] || return 1
+  _th_tree=$1
+  shift
+  for _th_f in "$@"; do
+    [ -f "$_th_tree/$_th_f" ] || return 1
+  done
+}

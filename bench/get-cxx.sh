@@ -39,22 +39,8 @@ fi
 ensure_deb_src get-cxx $pkg
 
 # 2. the source package
-find_tree() {
-  find "$work" -maxdepth 1 -type d -name "$pkg-[0-9]*" | sort | tail -n 1
-}
-srcdir=$(find_tree)
-if [ -z "$srcdir" ] || [ ! -f "$srcdir/single_include/nlohmann/json.hpp" ]; then
-  echo "get-cxx: apt-get source $pkg (into $work)"
-  # as root apt-get prints a harmless warning about the _apt user's sandbox
-  (cd "$work" && apt-get source -qq $pkg)
-  srcdir=$(find_tree)
-fi
-[ -n "$srcdir" ] && [ -f "$srcdir/single_include/nlohmann/json.hpp" ] \
-  && [ -f "$srcdir/tests/src/unit.cpp" ] \
-  && [ -f "$srcdir/tests/thirdparty/doctest/doctest.h" ] || {
-  echo "get-cxx: apt-get source $pkg gave no tree with single_include/ and tests/" >&2
-  exit 1
-}
+srcdir=$(fetch_source get-cxx $pkg "$work" single_include/nlohmann/json.hpp tests/src/unit.cpp \
+         tests/thirdparty/doctest/doctest.h)
 
 # 3. the files the benchmark uses
 rm -rf "$out.tmp"

@@ -47,26 +47,9 @@ fi
 # 1. deb-src entry
 ensure_deb_src get-fmt fmtlib
 
-# 2. the source packages: PKG and a file that shows its tree is complete
-find_tree() {
-  find "$work" -maxdepth 1 -type d -name "$1-[0-9]*" | sort | tail -n 1
-}
-fetch() {
-  d=$(find_tree "$1")
-  if [ -z "$d" ] || [ ! -f "$d/$2" ]; then
-    echo "get-fmt: apt-get source $1 (into $work)" >&2
-    # as root apt-get prints a harmless warning about the _apt user's sandbox
-    (cd "$work" && apt-get source -qq "$1" >&2)
-    d=$(find_tree "$1")
-  fi
-  if [ -z "$d" ] || [ ! -f "$d/$2" ]; then
-    echo "get-fmt: apt-get source $1 gave no tree with $2" >&2
-    exit 1
-  fi
-  echo "$d"
-}
-fmtdir=$(fetch fmtlib test/format-test.cc)
-gtdir=$(fetch googletest googlemock/src/gmock-all.cc)
+# 2. the source packages
+fmtdir=$(fetch_source get-fmt fmtlib "$work" test/format-test.cc)
+gtdir=$(fetch_source get-fmt googletest "$work" googlemock/src/gmock-all.cc)
 
 # 3. the files the benchmark uses
 rm -rf "$out.tmp"

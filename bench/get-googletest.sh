@@ -42,21 +42,8 @@ fi
 ensure_deb_src get-googletest $pkg
 
 # 2. the source package
-find_tree() {
-  find "$work" -maxdepth 1 -type d -name "$pkg-[0-9]*" | sort | tail -n 1
-}
-srcdir=$(find_tree)
-if [ -z "$srcdir" ] || [ ! -f "$srcdir/googletest/src/gtest-all.cc" ]; then
-  echo "get-googletest: apt-get source $pkg (into $work)"
-  # as root apt-get prints a harmless warning about the _apt user's sandbox
-  (cd "$work" && apt-get source -qq $pkg)
-  srcdir=$(find_tree)
-fi
-[ -n "$srcdir" ] && [ -f "$srcdir/googletest/src/gtest-all.cc" ] \
-  && [ -f "$srcdir/googletest/test/gtest_unittest.cc" ] || {
-  echo "get-googletest: apt-get source $pkg gave no tree with googletest/src and googletest/test" >&2
-  exit 1
-}
+srcdir=$(fetch_source get-googletest $pkg "$work" googletest/src/gtest-all.cc \
+         googletest/test/gtest_unittest.cc)
 
 # 3. the files the benchmark uses
 rm -rf "$out.tmp"
