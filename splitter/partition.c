@@ -250,6 +250,36 @@ static void assign_units(struct ctx *c, long *ucost)
 		rebalance(c, ucost);
 }
 
+/* A unit of variables only (a table, a buffer) costs no compile time, but
+ * away from the code that reads it it is a promotion, and a promoted table
+ * is one the backend no longer turns into a relative lookup table (SQLite's
+ * opcode names: 187 dynamic relocations more at every start). The caps and
+ * rebalance() move code without its data: give each such unit back to the
+ * partition it has the most edges to (ties keep it where it is). */
+static void data_follows_code(struct ctx *c, const long *ucost)
+{
+	const struct module_info *mi = c->mi;
+	struct split_plan *P = c->plan;
+	for (int u = 0; u < mi->nunits; u++) {
+		const struct unit *U = &mi->units[u];
+		int data = !U->has_asm;
+		for (int k = 0; k < U->nsyms && data; k++)
+			data = mi->syms[U->syms[k]].kind == SYM_VAR;
+		if (!data)
+			continue;
+		int best = P->owner[u];
+		long most = affinity(c, u, best);
+		for (int p = 0; p < P->n; p++)
+			if (affinity(c, u, p) > most) {
+				best = p;
+				most = affinity(c, u, p);
+			}
+		P->cost[P->owner[u]] -= ucost[u];
+		P->cost[best] += ucost[u];
+		P->owner[u] = best;
+	}
+}
+
 static void push(struct ctx *c, int s)
 {
 	c->stack[c->sp++] = s;
@@ -682,6 +712,7 @@ void partition_module(const struct module_info *mi, const struct partition_opts 
 		free(copies);
 		unplace_symbols(&c);
 	}
+	data_follows_code(&c, ucost);
 	free(ucost);
 
 	P->asm_partition = 0;

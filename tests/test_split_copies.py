@@ -151,3 +151,39 @@ def test_oversized_scc_is_cut_by_default(module_bc, tmp_path):
     merged, _, _, localize = sl.split_and_merge(module_bc, tmp_path / "m", 4)
     unsplit = sl.compile_ir(module_bc, tmp_path / "unsplit.o")
     assert sl.check_symbols(unsplit, merged, module_bc, localize) == []
+
+
+def tables_module(path):
+    """24 functions of different sizes, each reading a static table of 12 string pointers
+    (96 bytes: above --const-dup-limit, so each table is owned once, not carried)."""
+    src = ["#include <string.h>"]
+    for k in range(24):
+        names = ", ".join(f'"n{k}_{j}"' for j in range(12))
+        src.append(f"static const char *const tab{k}[12] = {{{names}}};")
+        body = " ".join(f"acc = acc * 31 + (int)strlen(tab{k}[(x + {j}) % 12]) + {j * k};"
+                        for j in range(6 + k % 5))
+        src.append(f"__attribute__((noinline)) int f{k}(int x) "
+                   f"{{ int acc = x; for (int i = 0; i < x; i++) {{ {body} }} return acc; }}")
+    src.append("int main(int c, char **v) { int s = 0; "
+               + " ".join(f"s += f{k}(c);" for k in range(24)) + " return s & 1; }")
+    path.write_text("\n".join(src) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("n,weights", [(2, []), (3, []), (4, []), (2, ["--weights", "23,17"]),
+                                       (3, ["--weights", "3,1,1"])])
+def test_tables_stay_with_their_readers(tmp_path, n, weights):
+    """A table read by one function is owned by that function's partition, whatever the
+    cost caps and the rebalancing did with the function: away from it, it would be promoted,
+    and a promoted table no longer becomes a relative lookup table in the backend (a dynamic
+    relocation per entry at every start). The splitter before this rule promoted up to 8 of
+    the 24 tables here."""
+    bc = sl.to_bitcode(tables_module(tmp_path / "tables.c"), tmp_path / "tables.bc")
+    sl.split(bc, tmp_path / "out", n, "--no-cache", "--no-seed", *weights)
+    plan = json.loads((tmp_path / "out" / "plan.json").read_text())
+    assert len(plan["partitions"]) == n
+    owner = {s: p["index"] for p in plan["partitions"] for s in p["owned"]}
+    promoted = [p["from"] for p in plan["promoted"] if p["from"].startswith("tab")]
+    assert not promoted, promoted
+    for k in range(24):
+        assert owner[f"tab{k}"] == owner[f"f{k}"], (k, owner)
