@@ -256,16 +256,27 @@ static void assign_units(struct ctx *c, long *ucost)
  * opcode names: 187 dynamic relocations more at every start). The caps and
  * rebalance() move code without its data: give each such unit back to the
  * partition it has the most edges to (ties keep it where it is). */
+static int data_only(const struct module_info *mi, int u)
+{
+	const struct unit *U = &mi->units[u];
+	for (int k = 0; k < U->nsyms; k++)
+		if (mi->syms[U->syms[k]].kind != SYM_VAR)
+			return 0;
+	return !U->has_asm;
+}
+
 static void data_follows_code(struct ctx *c, const long *ucost)
 {
 	const struct module_info *mi = c->mi;
 	struct split_plan *P = c->plan;
+	/* A partition with no code keeps its data: emptied, it would be a
+	 * slot with nothing to compile. */
+	unsigned char *has_code = xcalloc(P->n, 1);
+	for (int u = 0; u < mi->nunits; u++)
+		if (!data_only(mi, u))
+			has_code[P->owner[u]] = 1;
 	for (int u = 0; u < mi->nunits; u++) {
-		const struct unit *U = &mi->units[u];
-		int data = !U->has_asm;
-		for (int k = 0; k < U->nsyms && data; k++)
-			data = mi->syms[U->syms[k]].kind == SYM_VAR;
-		if (!data)
+		if (!data_only(mi, u) || !has_code[P->owner[u]])
 			continue;
 		int best = P->owner[u];
 		long most = affinity(c, u, best);
@@ -278,6 +289,7 @@ static void data_follows_code(struct ctx *c, const long *ucost)
 		P->cost[best] += ucost[u];
 		P->owner[u] = best;
 	}
+	free(has_code);
 }
 
 static void push(struct ctx *c, int s)
