@@ -1000,9 +1000,9 @@ static int str_offsets_relocations(const struct elf *e, size_t so, uint64_t base
  * still lists the strings of the type units it lost (the C++ sample: 31 KB
  * of offsets where 14 KB are used). earlier: the COMDAT signatures of the
  * objects before e in the `ld.lld -r` (sorted); e's are added. The file is
- * left as it is (0) when it has no such table or something this code does
- * not expect; *changed says whether it was trimmed. */
-static int trim_str_offsets(struct elf *e, struct strv *earlier, int *changed)
+ * left as it is when it has no such table or something this code does
+ * not expect. */
+static void trim_str_offsets(struct elf *e, struct strv *earlier)
 {
 	struct strv mine = {0};
 	unsigned char *gone = discarded_sections(e, earlier, &mine);
@@ -1074,13 +1074,11 @@ static int trim_str_offsets(struct elf *e, struct strv *earlier, int *changed)
 		e->sh[rela].sh_size = out;
 		store_shdr(e, rela);
 	}
-	*changed = 1;
 done:
 	free(to);
 	free(sv.used);
 	free(gone);
 	strv_free(&mine);
-	return 0;
 }
 
 int debugfix_object(char **data, size_t *len, const char *checksums, const struct line_map *lines,
@@ -1105,9 +1103,9 @@ int debugfix_object(char **data, size_t *len, const char *checksums, const struc
 		    e.sh[i].sh_type != SHT_NOBITS)
 			patch_checksums(e.data + e.sh[i].sh_offset, e.sh[i].sh_size, checksums);
 	}
-	int r = lines && lines->n ? fix_lines(&e, lines) : 0, trimmed = 0;
+	int r = lines && lines->n ? fix_lines(&e, lines) : 0;
 	if (r == 0 && groups)
-		trim_str_offsets(&e, groups, &trimmed);
+		trim_str_offsets(&e, groups);
 	*data = (char *)e.data;
 	*len = e.len;
 	*why = e.why;

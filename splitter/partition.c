@@ -280,11 +280,13 @@ static void data_follows_code(struct ctx *c, const long *ucost)
 			continue;
 		int best = P->owner[u];
 		long most = affinity(c, u, best);
-		for (int p = 0; p < P->n; p++)
-			if (affinity(c, u, p) > most) {
+		for (int p = 0; p < P->n; p++) {
+			long w = affinity(c, u, p);
+			if (w > most) {
 				best = p;
-				most = affinity(c, u, p);
+				most = w;
 			}
+		}
 		P->cost[P->owner[u]] -= ucost[u];
 		P->cost[best] += ucost[u];
 		P->owner[u] = best;
