@@ -1,4 +1,5 @@
 """Shared pytest fixtures: where the built tools are, and the tools of the LLVM they are built with."""
+import atexit
 import os
 import pathlib
 import shutil
@@ -16,6 +17,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # own still set MTPC_CACHE or --cache.
 if "MTPC_CACHE" not in os.environ:
     os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="mtpc-test-cache-")
+    # Removed when the run ends, so repeated runs do not fill /tmp.
+    atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 BUILD = pathlib.Path(os.environ.get("MTPC_BUILD_DIR", ROOT / "build"))
 ASAN_BUILD = pathlib.Path(os.environ.get("MTPC_ASAN_BUILD_DIR", ROOT / "build-asan"))
 
