@@ -846,6 +846,25 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Add the strings of more to the sorted set *sorted, which stays sorted
+ * and without duplicates. */
+static void sorted_union(struct strv *sorted, const struct strv *more)
+{
+	if (!more->n)
+		return;
+	strv_addv(sorted, more);
+	qsort(sorted->v, sorted->n, sizeof *sorted->v, cmp_str);
+	size_t n = 0;
+	for (size_t i = 0; i < sorted->n; i++) {
+		if (n && !strcmp(sorted->v[n - 1], sorted->v[i]))
+			free(sorted->v[i]);
+		else
+			sorted->v[n++] = sorted->v[i];
+	}
+	sorted->n = n;
+	sorted->v[n] = NULL;
+}
+
 /* The sections `ld.lld -r` discards from e: the members of each COMDAT
  * group whose signature an earlier input has (the first group of a
  * signature wins). e's own COMDAT signatures go to *mine. Returns a flag
@@ -1006,10 +1025,7 @@ static void trim_str_offsets(struct elf *e, struct strv *earlier)
 {
 	struct strv mine = {0};
 	unsigned char *gone = discarded_sections(e, earlier, &mine);
-	for (size_t i = 0; i < mine.n; i++)
-		strv_add(earlier, mine.v[i]);
-	if (mine.n)
-		qsort(earlier->v, earlier->n, sizeof *earlier->v, cmp_str);
+	sorted_union(earlier, &mine);
 	size_t so = find_section(e, ".debug_str_offsets"), rela = 0;
 	uint32_t *to = NULL;
 	struct str_visit sv = {{visit_str, NULL, 0, 0, 0}, e, 0, 8, 0, NULL, NULL};
@@ -1081,8 +1097,171 @@ done:
 	strv_free(&mine);
 }
 
+/* ---- GNU name lists of the module's earlier partitions ------------------ */
+
+/* GNU pubnames/pubtypes entry flags (DWARF 4 proposal used by gdb): bits
+ * 4-6 the kind of the name. */
+#define GIEK_TYPE 1
+#define GIEK_SHIFT 4
+#define GIEK_MASK 7
+
+/* Whether the entry (flags, name) may be dropped from a name list when an
+ * earlier partition of the module lists it: every type and namespace
+ * (kind TYPE) is the same entity in each partition of one translation
+ * unit, and a reader needs one unit that describes it. Functions and
+ * variables are not: a function inlined in several partitions has inlined
+ * instances in each, and gdb looks for them only in the units the list
+ * names. */
+static int pub_entry_shared(unsigned flags, int types_section)
+{
+	return types_section || ((flags >> GIEK_SHIFT) & GIEK_MASK) == GIEK_TYPE;
+}
+
+/* The sorted-list key of an entry: its flag byte, then its name. */
+static char *pub_key(unsigned flags, const char *name)
+{
+	return xasprintf("%02x%s", flags & 0xff, name);
+}
+
+/* The relocations applied to section si, which must all be at one of the
+ * offsets at[0 .. n) (set headers' unit offsets): their rela section in
+ * *rela (0: none). -1 if something else relocates or points into si. */
+static int pub_relocations(const struct elf *e, size_t si, const uint64_t *at, size_t n, size_t *rela)
+{
+	*rela = 0;
+	for (size_t r = 1; r < e->nsh; r++) {
+		const Elf64_Shdr *rs = &e->sh[r];
+		if (rs->sh_type == SHT_REL && rs->sh_info == si)
+			return -1;
+		if (rs->sh_type == SHT_SYMTAB)
+			for (uint64_t k = 0; k + sizeof(Elf64_Sym) <= rs->sh_size; k += sizeof(Elf64_Sym)) {
+				Elf64_Sym sym;
+				memcpy(&sym, e->data + rs->sh_offset + k, sizeof sym);
+				if (sym.st_shndx == si && ELF64_ST_TYPE(sym.st_info) != STT_SECTION)
+					return -1;
+			}
+		if (rs->sh_type != SHT_RELA || rs->sh_info != si)
+			continue;
+		if (*rela)
+			return -1;
+		*rela = r;
+		for (uint64_t k = 0; k + sizeof(Elf64_Rela) <= rs->sh_size; k += sizeof(Elf64_Rela)) {
+			Elf64_Rela rel;
+			memcpy(&rel, e->data + rs->sh_offset + k, sizeof rel);
+			size_t j = 0;
+			while (j < n && at[j] != rel.r_offset)
+				j++;
+			if (j == n)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Drop from e's GNU name list `name` (.debug_gnu_pubtypes, or the type and
+ * namespace entries of .debug_gnu_pubnames) the entries an earlier object
+ * of the module lists (earlier, sorted); add e's own to *mine. The list is
+ * rewritten in place, shorter, and the relocations of its set headers
+ * follow them. A list this code does not expect is left as it is. */
+static void dedup_pub_names(struct elf *e, const char *name, const struct strv *earlier, struct strv *mine)
+{
+	size_t si = find_section(e, name);
+	if (!si || e->sh[si].sh_type != SHT_PROGBITS)
+		return;
+	for (size_t i = si + 1; i < e->nsh; i++)
+		if (!strcmp(sec_name(e, i), name))
+			return;
+	int types = !strcmp(name, ".debug_gnu_pubtypes");
+	unsigned char *sec = e->data + e->sh[si].sh_offset;
+	size_t size = e->sh[si].sh_size;
+	struct buf out = {0};
+	uint64_t *at = NULL, *to = NULL; /* each set's unit offset field, before and after */
+	size_t nsets = 0, rela;
+	struct strv keys = {0};
+	struct cur c = {sec, sec + size, 0};
+	while (c.p < c.end) {
+		const unsigned char *set = c.p;
+		struct cur u = c;
+		int offsz;
+		if (enter_unit(&u, &offsz) < 0 || offsz != 4 || rd(&u, 2) != 2)
+			goto done;
+		skip(&u, 8); /* unit offset, unit length */
+		if (u.bad)
+			goto done;
+		at = xrealloc(at, (nsets + 1) * sizeof *at);
+		to = xrealloc(to, (nsets + 1) * sizeof *to);
+		at[nsets] = (uint64_t)(set - sec) + 6;
+		to[nsets++] = out.len + 6;
+		size_t head = out.len;
+		buf_addn(&out, (const char *)set, 14);
+		for (;;) {
+			const unsigned char *entry = u.p;
+			if (rd(&u, 4) == 0)
+				break;
+			unsigned flags = (unsigned)rd(&u, 1);
+			const char *s = (const char *)u.p;
+			while (u.p < u.end && *u.p)
+				u.p++;
+			skip(&u, 1);
+			if (u.bad)
+				goto done;
+			char *key = pub_key(flags, s);
+			if (!pub_entry_shared(flags, types) || !strv_has(earlier, key))
+				buf_addn(&out, (const char *)entry, (size_t)(u.p - entry));
+			if (pub_entry_shared(flags, types))
+				strv_add(&keys, key);
+			free(key);
+		}
+		if (u.bad || u.p != u.end)
+			goto done;
+		buf_addn(&out, "\0\0\0\0", 4);
+		uint32_t len = (uint32_t)(out.len - head - 4);
+		memcpy(out.s + head, &len, 4);
+		c.p = u.end;
+	}
+	if (out.len == size || pub_relocations(e, si, at, nsets, &rela) < 0)
+		goto done;
+	memcpy(sec, out.s, out.len);
+	e->sh[si].sh_size = out.len;
+	store_shdr(e, si);
+	for (uint64_t k = 0; rela && k + sizeof(Elf64_Rela) <= e->sh[rela].sh_size; k += sizeof(Elf64_Rela)) {
+		unsigned char *p = e->data + e->sh[rela].sh_offset + k;
+		Elf64_Rela rel;
+		memcpy(&rel, p, sizeof rel);
+		for (size_t j = 0; j < nsets; j++)
+			if (at[j] == rel.r_offset) {
+				rel.r_offset = to[j];
+				break;
+			}
+		memcpy(p, &rel, sizeof rel);
+	}
+done:
+	for (size_t i = 0; i < keys.n; i++)
+		strv_add(mine, keys.v[i]);
+	strv_free(&keys);
+	buf_free(&out);
+	free(at);
+	free(to);
+}
+
+/* dedup_pub_names for both GNU name lists, then e's entries join earlier. */
+static void dedup_pub(struct elf *e, struct strv *earlier)
+{
+	struct strv mine = {0};
+	dedup_pub_names(e, ".debug_gnu_pubtypes", earlier, &mine);
+	dedup_pub_names(e, ".debug_gnu_pubnames", earlier, &mine);
+	sorted_union(earlier, &mine);
+	strv_free(&mine);
+}
+
+void debugfix_earlier_free(struct debugfix_earlier *earlier)
+{
+	strv_free(&earlier->groups);
+	strv_free(&earlier->names);
+}
+
 int debugfix_object(char **data, size_t *len, const char *checksums, const struct line_map *lines,
-		    struct strv *groups, const char **why)
+		    struct debugfix_earlier *earlier, const char **why)
 {
 	struct elf e;
 	*why = NULL;
@@ -1104,8 +1283,10 @@ int debugfix_object(char **data, size_t *len, const char *checksums, const struc
 			patch_checksums(e.data + e.sh[i].sh_offset, e.sh[i].sh_size, checksums);
 	}
 	int r = lines && lines->n ? fix_lines(&e, lines) : 0;
-	if (r == 0 && groups)
-		trim_str_offsets(&e, groups);
+	if (r == 0 && earlier) {
+		trim_str_offsets(&e, &earlier->groups);
+		dedup_pub(&e, &earlier->names);
+	}
 	*data = (char *)e.data;
 	*len = e.len;
 	*why = e.why;
@@ -1114,7 +1295,7 @@ int debugfix_object(char **data, size_t *len, const char *checksums, const struc
 }
 
 int debugfix_copy(const char *from, const char *to, const char *checksums, const struct line_map *lines,
-		  struct strv *groups, int only_if_fixed)
+		  struct debugfix_earlier *earlier, int only_if_fixed)
 {
 	char *data, *orig = NULL;
 	size_t len, orig_len = 0;
@@ -1128,7 +1309,7 @@ int debugfix_copy(const char *from, const char *to, const char *checksums, const
 		memcpy(orig, data, len);
 		orig_len = len;
 	}
-	if (debugfix_object(&data, &len, checksums, lines, groups, &why) < 0) {
+	if (debugfix_object(&data, &len, checksums, lines, earlier, &why) < 0) {
 		mtpc_error("%s: cannot put the real line numbers back: %s", from, why);
 		free(data);
 		free(orig);

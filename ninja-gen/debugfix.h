@@ -42,17 +42,29 @@ void debugfix_free_lines(struct line_map *map);
  * virtual but no span has it. */
 long long debugfix_real_line(const struct line_map *map, uint64_t v);
 
+/* What the objects before this one in a module's `ld.lld -r` provide,
+ * which makes parts of this one redundant; each debugfix_object call adds
+ * the file's own. Zero-initialize; debugfix_earlier_free when done. */
+struct debugfix_earlier {
+	struct strv groups; /* COMDAT group signatures, sorted: the link keeps
+			     * the first group of each */
+	struct strv names;  /* keys of the type and namespace entries of the
+			     * GNU name lists (.debug_gnu_pubtypes/pubnames),
+			     * sorted */
+};
+void debugfix_earlier_free(struct debugfix_earlier *earlier);
+
 /* Fix the file in (*data, *len), which may be reallocated: the checksums of
  * checksums ("PLACEHOLDER REAL" hex lines, may be NULL) and the lines of
- * lines (may be NULL). With groups (the sorted COMDAT group signatures of
- * the objects before this one in an `ld.lld -r`, which keeps the first
- * group of each signature), also drop from its DWARF 5 string offsets table
- * the entries only the type units of discarded groups use, and add the
- * file's own signatures to groups (a file this code cannot read that far
- * keeps its table). Returns 0, or -1 with *why set (a static string) when
- * the file has virtual lines this code cannot put back. */
+ * lines (may be NULL). With earlier (may be NULL), also shrink what the
+ * earlier objects of the module make redundant: the entries of its DWARF 5
+ * string offsets table that only the type units of discarded groups use,
+ * and the entries of its GNU name lists for types and namespaces an
+ * earlier object lists (a file this code cannot read that far keeps its
+ * tables). Returns 0, or -1 with *why set (a static string) when the file
+ * has virtual lines this code cannot put back. */
 int debugfix_object(char **data, size_t *len, const char *checksums, const struct line_map *lines,
-		    struct strv *groups, const char **why);
+		    struct debugfix_earlier *earlier, const char **why);
 
 /* debugfix_object from the file from to the file to, written atomically and
  * only if changed; with only_if_fixed, not at all when the fixed file would
@@ -60,7 +72,7 @@ int debugfix_object(char **data, size_t *len, const char *checksums, const struc
  * only_if_fixed left it unwritten, -1 after one error message naming the
  * file. */
 int debugfix_copy(const char *from, const char *to, const char *checksums, const struct line_map *lines,
-		  struct strv *groups, int only_if_fixed);
+		  struct debugfix_earlier *earlier, int only_if_fixed);
 
 /* llvm-objcopy clears GRP_COMDAT of every section group whose signature
  * symbol is local, and LLVM signs the group of each DWARF type unit with a

@@ -485,7 +485,7 @@ static int fix_partitions(const struct step *s, int n, int *fixed)
 	if (mtpc_read_file(lp, &lines, &len) < 0)
 		lines = NULL;
 	int r = 0;
-	struct strv groups = {0}; /* COMDAT signatures of p0 .. p<i-1> */
+	struct debugfix_earlier earlier = {0}; /* what p0 .. p<i-1> provide */
 	for (int i = 0; i < n && r == 0; i++) {
 		struct line_map map = {NULL, 0};
 		if (lines && debugfix_parse_lines(lines, i, &map) < 0) {
@@ -495,9 +495,10 @@ static int fix_partitions(const struct step *s, int n, int *fixed)
 		}
 		char *o = xasprintf("%s/p%d.o", s->dir, i), *fo = xasprintf("%s/p%d.fix.o", s->dir, i);
 		char *ph = xasprintf("%s/p%d.ph.dwo", s->dir, i), *dwo = xasprintf("%s/p%d.dwo", s->dir, i);
-		/* Every object is read for its type units' groups (debugfix.h);
-		 * the ones nothing changes in are linked as they are. */
-		r = debugfix_copy(o, fo, sums, &map, &groups, 1);
+		/* Every object is read for what makes later ones redundant
+		 * (debugfix.h); the ones nothing changes in are linked as
+		 * they are. */
+		r = debugfix_copy(o, fo, sums, &map, &earlier, 1);
 		fixed[i] = r == 1;
 		if (r >= 0 && access(ph, F_OK) == 0)
 			r = debugfix_copy(ph, dwo, sums, &map, NULL, 0);
@@ -508,7 +509,7 @@ static int fix_partitions(const struct step *s, int n, int *fixed)
 		free(ph);
 		free(dwo);
 	}
-	strv_free(&groups);
+	debugfix_earlier_free(&earlier);
 	free(cp);
 	free(lp);
 	free(sums);

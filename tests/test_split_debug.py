@@ -4,6 +4,7 @@ module), so each partition must stay valid with it. Partitions verify, compile,
 merge into an object with the unsplit object's global symbols and valid DWARF."""
 import json
 import re
+import shutil
 
 import pytest
 
@@ -252,3 +253,53 @@ def test_merge_keeps_string_offsets_without_dwarf5_type_units(tmp_path, flags):
     assert die_text(native) == die_text(plain)
     assert section_size(native, ".debug_str_offsets") == section_size(plain, ".debug_str_offsets")
     assert not dwarf_errors(native), dwarf_errors(native)
+
+
+def gnu_names(obj, section):
+    """The entries of a GNU name list (.debug_gnu_pubnames or pubtypes) as (kind, linkage, name)."""
+    out = run([llvm_tool("llvm-dwarfdump"), f"--{section.lstrip('.').replace('_', '-')}", obj]).stdout
+    return [m.groups() for m in re.finditer(r'^0x[0-9a-f]+\s+(\w+)\s+(\w+)\s+"(.*)"$', out, re.M)]
+
+
+@pytest.mark.parametrize("flags", [["-g", "-ggnu-pubnames", "-fdebug-types-section"],
+                                   ["-g", "-ggnu-pubnames"]], ids=["type-units", "no-type-units"])
+def test_merge_lists_each_type_of_a_module_once(tmp_path, flags):
+    """Every partition's GNU name lists name the types and namespaces it uses; the merge
+    keeps the first partition's entry of each and every function and variable entry. The
+    names are the plain `ld.lld -r`'s, without repeats, and gdb, reading the lists through
+    lld's --gdb-index, finds the same types, functions and namespaces in both programs."""
+    native, plain = merge_parts(tmp_path, flags)
+    types_n, types_p = gnu_names(native, ".debug_gnu_pubtypes"), gnu_names(plain, ".debug_gnu_pubtypes")
+    assert len(types_p) > len(set(types_p)) + 20  # each partition repeats the shared types
+    assert sorted(types_n) == sorted(set(types_p))
+    names_n, names_p = gnu_names(native, ".debug_gnu_pubnames"), gnu_names(plain, ".debug_gnu_pubnames")
+    assert sorted(set(names_n)) == sorted(set(names_p))
+    code = lambda names: sorted(n for n in names if n[1] != "TYPE")  # noqa: E731
+    assert code(names_n) == code(names_p) and any(n[1] == "FUNCTION" for n in names_n)
+    assert len([n for n in names_n if n[1] == "TYPE"]) == len({n for n in names_p if n[1] == "TYPE"})
+    assert section_size(native, ".debug_gnu_pubtypes") < 0.7 * section_size(plain, ".debug_gnu_pubtypes")
+    assert die_text(native) == die_text(plain) or "-fdebug-types-section" in flags
+    assert not dwarf_errors(native), dwarf_errors(native)
+    # gdb's check: lld's --gdb-index does not index DWARF 5 type units (gdb then finds
+    # no type of the program in either link; mtpc-link compiles without type units when
+    # the link asks for an index).
+    if not shutil.which("gdb") or "-fdebug-types-section" in flags:
+        return
+    d = native.parent
+    (d / "main.cpp").write_text('#include "shapes.h"\n' + "".join(
+        f"struct Own{k} {{ int only_in_{k}; long also_in_{k}; }};\ndouble part{k}(Bag<Box> &, Own{k} *);\n"
+        for k in range(3)) + "int main() { Bag<Box> b; Own0 a{}; Own1 c{}; Own2 e{};\n"
+        "  return (int)(part0(b, &a) + part1(b, &c) + part2(b, &e)); }\n")
+    outs = []
+    for obj in (native, plain):
+        exe = d / f"{obj.stem}.exe"
+        run([llvm_tool("clang++"), "-O2", "-g", "-fuse-ld=lld", "-Wl,--gdb-index", d / "main.cpp", obj,
+             "-o", exe])
+        assert section_size(exe, ".gdb_index") > 0
+        r = run(["gdb", "-batch", "-nx", "-ex", "ptype Own1", "-ex", "ptype Own2", "-ex", "ptype Bag<Box>",
+                 "-ex", "info types Own", "-ex", "info functions part",
+                 "-ex", "break part2", "-ex", "info scope part1", exe], check=False)
+        outs.append(re.sub(r"0x[0-9a-f]+", "ADDR", r.stdout + r.stderr).replace(exe.name, "EXE"))
+    assert "only_in_2" in outs[0] and "by_name" in outs[0] and "No symbol" not in outs[0], outs[0]
+    assert "std::map<std::__cxx11::basic_string" in outs[0], outs[0]
+    assert outs[0] == outs[1]
