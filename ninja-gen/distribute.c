@@ -362,9 +362,11 @@ static int plain_module_job(const struct job *j)
  * words it must be followed by (--thinlto-remote-compiler-prepend-arg), "-c"
  * (the graph adds its own), then the options. Position independent unless
  * lld left out -fpic (a -no-pie or -static link). */
-static void dist_codegen(const struct jobs *js, struct graph_codegen *cg)
+static void dist_codegen(const struct graph_conf *gc, const struct jobs *js, struct graph_codegen *cg)
 {
 	cg->driver = xstrdup(js->common.v[0]);
+	/* lld does not pass its own options (a --gdb-index) to the distributor. */
+	cg->type_units = gc->type_units;
 	size_t i = 1;
 	while (i < js->common.n && strcmp(js->common.v[i], "-c") != 0)
 		i++;
@@ -407,7 +409,7 @@ static int dist_graph(const struct graph_conf *gc, struct jobs *js, struct graph
 		      struct graph_codegen *cg)
 {
 	memset(g, 0, sizeof *g);
-	dist_codegen(js, cg);
+	dist_codegen(gc, js, cg);
 	char *idx = xasprintf("%s/index", gc->inner);
 	if (mtpc_mkdir_p(idx) < 0) {
 		mtpc_error("cannot create %s: %s", idx, strerror(errno));

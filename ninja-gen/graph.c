@@ -235,7 +235,7 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		strv_addl(&cmd, "-mllvm", "-thinlto-assume-merged", NULL);
 		/* Every partition describes the C++ types its code uses; as
 		 * type units (COMDAT groups) the link keeps each type once. */
-		if (gc->type_units)
+		if (cg->type_units)
 			strv_add(&cmd, "-fdebug-types-section");
 		strv_addv(&cmd, &cg->flags);
 		if (dwo)

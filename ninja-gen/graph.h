@@ -101,6 +101,9 @@ struct graph_codegen {
 	                     * PIC, sections, target and codegen options */
 	int pic;            /* the code is position independent (mtpc-split --reloc) */
 	int split_dwarf;    /* write a .dwo next to every object */
+	int type_units;     /* compile partitions with -fdebug-types-section:
+	                     * graph_conf's type_units, unless the link builds a
+	                     * .gdb_index (gdb would find no type in a type unit) */
 };
 
 struct module {

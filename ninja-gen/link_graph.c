@@ -132,6 +132,7 @@ static void link_codegen(const struct graph_conf *gc, const struct linkcmd *lc,
 	strv_addv(&cg->flags, &lc->backend_flags);
 	cg->pic = lc->mode != MODE_STATIC;
 	cg->split_dwarf = lc->split_dwarf;
+	cg->type_units = gc->type_units && !lc->gdb_index;
 }
 
 /* Files named inside -Wl, words (version scripts, linker scripts): inputs of

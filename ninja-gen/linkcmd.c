@@ -176,6 +176,10 @@ static void scan_wl(struct linkcmd *lc, const char *a)
 			lc->mode = MODE_PIE;
 		} else if (!strcmp(w, "-no-pie") || !strcmp(w, "--no-pie")) {
 			lc->mode = MODE_STATIC;
+		} else if (!strcmp(w, "--gdb-index") || !strcmp(w, "-gdb-index")) {
+			lc->gdb_index = 1;
+		} else if (!strcmp(w, "--no-gdb-index") || !strcmp(w, "-no-gdb-index")) {
+			lc->gdb_index = 0;
 		} else if (strstr(w, "plugin-opt=dwo_dir=")) {
 			lc->split_dwarf = 1; /* what -gsplit-dwarf passes to lld */
 		} else if (!strcmp(w, "--whole-archive")) {
@@ -231,6 +235,10 @@ int linkcmd_parse(struct linkcmd *lc, int argc, char **argv)
 		} else if (!strcmp(w, "-mllvm") && i + 1 < n) {
 			strv_add(&lc->backend_flags, "-mllvm");
 			strv_add(&lc->backend_flags, a[++i]);
+		} else if (!strcmp(w, "-Xlinker") && i + 1 < n) {
+			i++;
+			if (!strcmp(a[i], "--gdb-index") || !strcmp(a[i], "-gdb-index"))
+				lc->gdb_index = 1;
 		} else if (!strncmp(w, "-Wl,", 4)) {
 			if (strstr(w, "--whole-archive"))
 				whole = 1;

@@ -39,6 +39,8 @@ struct linkcmd {
 	int split_dwarf;           /* -gsplit-dwarf (or -Wl,--plugin-opt=dwo_dir=) given: the
 	                            * in-process backends would write .dwo files */
 	int has_lto;               /* -flto or -flto=thin given */
+	int gdb_index;             /* -Wl,--gdb-index: lld builds a .gdb_index from the GNU
+	                            * name lists, which do not reach DWARF 5 type units */
 };
 
 /* Parse argv[0..argc-1]. Returns 0, or -1 after one error message. Relative

@@ -362,12 +362,14 @@ def units(path):
 
 @pytest.fixture(scope="module")
 def cxx_g_builds(tmp_path_factory):
-    """The C++ sample with -g: plain ThinLTO, MTPC (type units, the default) and MTPC
-    with MTPC_TYPE_UNITS=OFF; every module split into 4 partitions."""
+    """The C++ sample with -g: plain ThinLTO, MTPC (type units, the default), MTPC
+    with MTPC_TYPE_UNITS=OFF, and MTPC linking with lld's --gdb-index; every module
+    split into 4 partitions."""
     tmp = tmp_path_factory.mktemp("cxx-g")
     out = {}
     for name, mtpc, extra in (("thin", False, []), ("tu", True, []),
-                              ("no-tu", True, ["-DMTPC_TYPE_UNITS=OFF"])):
+                              ("no-tu", True, ["-DMTPC_TYPE_UNITS=OFF"]),
+                              ("gdb-index", True, ["-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -Wl,--gdb-index"])):
         b = tmp / name
         configure(PROJECTS / "cxx", b, mtpc=mtpc, extra=["-DCMAKE_BUILD_TYPE=RelWithDebInfo", *extra])
         r = build(b)
@@ -393,9 +395,22 @@ def test_cxx_types_are_kept_once_across_partitions(cxx_g_builds):
     assert size["tu"] < 1.45 * size["thin"], size
 
 
+def test_cxx_no_type_units_with_a_gdb_index(cxx_g_builds):
+    """lld's --gdb-index is built from the GNU name lists, which do not reach DWARF 5
+    type units: gdb would find no C++ type of the program. So a link with it compiles
+    its partitions without type units, and the index names every type."""
+    b = cxx_g_builds["gdb-index"]
+    assert "-fdebug-types-section" not in (b / "app.mtpc" / "build.ninja").read_text()
+    assert units(b / "app")[0] == []
+    assert run([llvm_tool("llvm-readelf"), "-S", b / "app"]).stdout.count(".gdb_index") == 1
+    if GDB:  # with no frame to start from, gdb looks the type up in the index
+        out = gdb(b / "app", "ptype Animal")
+        assert re.search(r"^type = struct Animal \{\n.*virtual std::string speak", out, re.M | re.S), out
+
+
 def test_cxx_gdb_reads_types_from_type_units(cxx_g_builds):
     require_gdb()
-    for name in ("tu", "thin"):
+    for name in ("tu", "thin", "gdb-index"):
         exe = cxx_g_builds[name] / "app"
         out = gdb(exe, "break (anonymous namespace)::Cat::speak", "run", "print *this",
                   "ptype Animal", "ptype *this")

@@ -141,6 +141,15 @@ static void test_linkcmd_and_ar(const char *dir)
 	CHECK(lc.mode == MODE_STATIC && !strcmp(lc.opt, "2"));
 	CHECK(lc.output_joined && !strcmp(linkcmd_output(&lc), "app"));
 	CHECK(lc.backend_flags.n == 2 && !strcmp(lc.backend_flags.v[1], "-bar"));
+	CHECK(!lc.gdb_index);
+	linkcmd_free(&lc);
+
+	/* --gdb-index in either spelling turns type units off (graph.h). */
+	char *argv3[] = {"clang", "-Wl,-O1,--gdb-index", "-o", "app", m1, NULL};
+	CHECK(linkcmd_parse(&lc, 5, argv3) == 0 && lc.gdb_index);
+	linkcmd_free(&lc);
+	char *argv4[] = {"clang", "-Xlinker", "--gdb-index", "-o", "app", m1, NULL};
+	CHECK(linkcmd_parse(&lc, 6, argv4) == 0 && lc.gdb_index && lc.kind[5] == IN_BITCODE);
 	linkcmd_free(&lc);
 
 	struct strv mem = {0};
