@@ -74,6 +74,13 @@ int debugfix_object(char **data, size_t *len, const char *checksums, const struc
 int debugfix_copy(const char *from, const char *to, const char *checksums, const struct line_map *lines,
 		  struct debugfix_earlier *earlier, int only_if_fixed);
 
+/* Shrink the DWARF 5 package (.dwp) at path, rewritten atomically if it
+ * changes: llvm-dwp keeps one copy of each type unit but every input's
+ * whole string offsets table, so drop the entries no unit of the package
+ * reads. A package this code does not expect is left as it is. Returns 0,
+ * or -1 after one error message naming the file. */
+int debugfix_package(const char *path);
+
 /* llvm-objcopy clears GRP_COMDAT of every section group whose signature
  * symbol is local, and LLVM signs the group of each DWARF type unit with a
  * local symbol: after the merge's objcopy, the final link would keep every

@@ -605,7 +605,8 @@ static int merge_step(const struct step *s)
 
 /* llvm-dwp of every .dwo the link output names (its skeleton CUs give the
  * paths: ours are absolute, those of native objects relative to their
- * DW_AT_comp_dir) into the .dwp, written only if changed. */
+ * DW_AT_comp_dir) into the .dwp, without the string offsets no unit reads
+ * (debugfix_package), written only if changed. */
 static int dwp_step(const struct step *s)
 {
 	if (!need(s, s->out, "--out") || !s->cmd || !s->cmd[0])
@@ -628,7 +629,7 @@ static int dwp_step(const struct step *s)
 		r = mtpc_write_file(s->out, "", 0, MTPC_WRITE_IF_CHANGED) < 0;
 		if (r)
 			mtpc_error("cannot write %s: %s", s->out, strerror(errno));
-	} else {
+	} else if (debugfix_package(tmp) == 0) {
 		r = move_if_changed(tmp, s->out) < 0;
 	}
 	unlink(tmp);

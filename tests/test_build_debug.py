@@ -327,6 +327,18 @@ def test_split_dwarf_samples_get_a_complete_dwp(tmp_path, name):
         assert skel, o
         assert all(pathlib.Path(n).is_file() for _, n in skel), o
         assert split_ids(b / f"{o}.dwp") == sorted(i for i, _ in skel), o
+        # The package reads as llvm-dwp's own (every DIE the same strings), minus the
+        # string offsets of the type units llvm-dwp dropped (debugfix_package).
+        ref = tmp_path / f"{o}.ref.dwp"
+        run([llvm_tool("llvm-dwp"), "-e", b / o, "-o", ref])
+        assert dwarfdump("--debug-info", b / f"{o}.dwp").split("\n", 1)[1] == \
+            dwarfdump("--debug-info", ref).split("\n", 1)[1], o
+        assert "No errors." in dwarfdump("--verify", b / f"{o}.dwp"), o
+        trimmed, whole = (debug_bytes(f, ".debug_str_offsets.dwo") for f in (b / f"{o}.dwp", ref))
+        if name == "cxx" and o == "app":  # 2 modules in 4 partitions: type units dropped
+            assert trimmed < 0.6 * whole, (trimmed, whole)
+        else:
+            assert trimmed <= whole
     assert run([b / "app"], cwd=b, env=dict(os.environ, LD_LIBRARY_PATH=str(b))).returncode == 0
 
 
@@ -345,10 +357,11 @@ def test_split_dwarf_without_debug_info(tmp_path):
 
 # ---- C++ types: DWARF type units, kept once by the final link ----
 
-def debug_bytes(path):
-    """Bytes of the .debug_* sections of an object or executable."""
+def debug_bytes(path, section=".debug"):
+    """Bytes of the .debug_* sections (or of the one named section) of an object or executable."""
     out = run([llvm_tool("llvm-size"), "-A", path]).stdout
-    return sum(int(l.split()[1]) for l in out.splitlines() if l.startswith(".debug"))
+    rows = [l.split() for l in out.splitlines() if l.startswith(".debug")]
+    return sum(int(f[1]) for f in rows if section == ".debug" or f[0] == section)
 
 
 def units(path):
