@@ -92,7 +92,8 @@ Cache variables
   ``ON`` (the default): partitions are compiled with
   ``-fdebug-types-section``, so that the C++ types of a ``-g`` build become
   DWARF type units, which the final link keeps once however many partitions
-  use them (``llvm-dwp`` likewise for ``-gsplit-dwarf``). ``OFF``: each
+  use them (``llvm-dwp`` likewise for ``-gsplit-dwarf``); not for a link
+  with ``-Wl,--gdb-index``, whose index does not cover type units. ``OFF``: each
   partition's compile unit carries the types its code uses, and a split
   module's debug info grows with its partition count (see
   docs/build-integration.md, "Debug info").
