@@ -30,6 +30,13 @@ interleaved with the unsplit baseline, and medians are reported:
                         pipeline run below, and the merge; wall) + the slowest partition's
                         CPU, over the unsplit backend's CPU (issue #13's goals: speedup >= 8
                         and serial steps <= 0.02 of the backend's CPU, at 16 partitions)
+  split on N threads    (mtpc-split) a prediction: the pipeline's split ran its emission
+                        on this machine's few threads. From its --stats: the split's wall
+                        without the emission phase (serial: load, import, passes, plan,
+                        write, start and exit), plus the per-partition emission CPU times
+                        (each thread's CPU clock) scheduled on N threads, longest first onto
+                        the least-loaded thread. The on >= N cores speedup and serial /
+                        backend figures are given again with that split time
   backend on J cores    the module's whole backend as the pipeline runs it on this machine:
                         import + split (mtpc-split --thinlto-index), the partitions compiled
                         J at a time (--jobs, default: the machine's cores), merge; wall /
@@ -52,6 +59,7 @@ Inputs (one of):
 """
 import argparse
 import concurrent.futures
+import heapq
 import json
 import os
 import re
@@ -209,15 +217,47 @@ def without_copies(part, clang, extract, compile_args):
     return m.cpu, len(names)
 
 
+# mtpc-split --stats, second line (splitter/main.c, print_emit_stats).
+EMIT_STATS = re.compile(r"serial ([\d.]+) s \+ emit ([\d.]+) s wall on (\d+) threads; "
+                        r"emit CPU by partition \(s\):((?: [\d.]+)*)$", re.M)
+
+
+def parse_emit_stats(stderr):
+    """The emission figures of `mtpc-split --stats` output: {"serial": wall seconds of all
+    but the emission (inside the process), "emit_wall", "emit_threads", "emit_cpu": CPU
+    seconds of each partition's emission, by index}, or None when the line is absent."""
+    m = EMIT_STATS.search(stderr)
+    if not m:
+        return None
+    return {"serial": float(m.group(1)), "emit_wall": float(m.group(2)),
+            "emit_threads": int(m.group(3)), "emit_cpu": [float(x) for x in m.group(4).split()]}
+
+
+def makespan(times, threads):
+    """Wall time of running the jobs `times` (seconds each) on `threads` threads, longest
+    first, each onto the least-loaded thread (LPT list scheduling; the emission itself
+    takes partitions in index order, which is the same once threads >= len(times))."""
+    if not times:
+        return 0.0
+    loads = [0.0] * max(1, min(threads, len(times)))
+    for t in sorted(times, reverse=True):
+        heapq.heapreplace(loads, loads[0] + t)
+    return max(loads)
+
+
 def run_pipeline(split_argv, outdir, jobs, clang, lld, objcopy, compile_args):
     """The backend of one module as MTPC's inner build runs it on `jobs` cores: split,
     the partitions compiled `jobs` at a time (in index order, as Ninja starts ready
-    slots), merge. Returns wall and total CPU of the whole."""
+    slots), merge. Returns wall and total CPU of the whole, and under "split_stats" the
+    split's emission figures (parse_emit_stats) when split_argv asks mtpc-split for
+    --stats."""
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
     t0 = time.perf_counter()
-    split_cpu = lib.run_measured(split_argv).cpu
+    split = lib.run_measured(split_argv)
     split_wall = time.perf_counter() - t0
+    split_cpu = split.cpu
+    emit = parse_emit_stats(split.stderr)
     cpu = split_cpu
     parts = partition_files(outdir)
     if not parts:
@@ -233,8 +273,24 @@ def run_pipeline(split_argv, outdir, jobs, clang, lld, objcopy, compile_args):
     localize = outdir / "localize.txt"
     if localize.exists() and localize.stat().st_size:
         cpu += lib.run_measured([objcopy, f"--localize-symbols={localize}", merged]).cpu
-    return {"wall": time.perf_counter() - t0, "cpu": cpu, "partitions": len(parts),
-            "split_wall": split_wall, "split_cpu": split_cpu}
+    r = {"wall": time.perf_counter() - t0, "cpu": cpu, "partitions": len(parts),
+         "split_wall": split_wall, "split_cpu": split_cpu}
+    if emit:
+        if len(emit["emit_cpu"]) != len(parts):
+            raise lib.BenchError(f"{split_argv[0]} --stats gives {len(emit['emit_cpu'])} "
+                                 f"emission times for {len(parts)} partitions")
+        r["split_stats"] = emit
+    return r
+
+
+def predict_split(pipe, threads):
+    """The pipeline's split step on `threads` threads, predicted (see the docstring, "split
+    on N threads"): its measured wall without the emission phase, plus the emission's
+    per-partition CPU times scheduled on `threads`. None without the --stats figures."""
+    st = pipe.get("split_stats")
+    if not st:
+        return None
+    return pipe["split_wall"] - st["emit_wall"] + makespan(st["emit_cpu"], threads)
 
 
 def summarize(runs, base, jobs=0):
@@ -296,6 +352,30 @@ def summarize(runs, base, jobs=0):
         # not slowed by each other) shared perfectly among the cores, then the merge.
         # An estimate: CPU times of the same work vary by several percent between runs.
         s["pipeline_split_wall"] = lib.median(p["split_wall"] for p in pipes)
+        # The same prediction with the split's emission on one thread per partition too
+        # (a 16-core machine runs 16 writer threads): from per-thread CPU, not measured.
+        preds = [(r, b, predict_split(r["pipeline"], int(s["partitions"]))) for r, b in both]
+        preds = [(r, b, t) for r, b, t in preds if t is not None]
+        if preds:
+            s["predict_threads"] = int(s["partitions"])
+            ser = [t + r["merge_wall"] for r, _, t in preds]
+            s["per_repeat_split_wall_predicted"] = [t for _, _, t in preds]
+            s["per_repeat_serial_over_backend_cpu_predicted"] = [
+                x / b["backend_cpu"] for x, (_, b, _) in zip(ser, preds)]
+            s["per_repeat_speedup_n_cores_predicted"] = [
+                b["backend_cpu"] / (x + r["max_cpu"]) for x, (r, b, _) in zip(ser, preds)]
+            st = [(r["pipeline"], r["pipeline"]["split_stats"]) for r, _, _ in preds]
+            s["split_serial_wall"] = lib.median(p["split_wall"] - e["emit_wall"] for p, e in st)
+            s["emit_wall"] = lib.median(e["emit_wall"] for _, e in st)
+            s["emit_threads"] = lib.median(e["emit_threads"] for _, e in st)
+            s["emit_cpu_sum"] = lib.median(sum(e["emit_cpu"]) for _, e in st)
+            s["emit_cpu_max"] = lib.median(max(e["emit_cpu"]) for _, e in st)
+            s["split_wall_predicted"] = lib.median(s["per_repeat_split_wall_predicted"])
+            s["serial_wall_predicted"] = lib.median(ser)
+            s["serial_over_backend_cpu_predicted"] = lib.median(
+                s["per_repeat_serial_over_backend_cpu_predicted"])
+            s["predicted_speedup_n_cores_split_threads"] = lib.median(
+                s["per_repeat_speedup_n_cores_predicted"])
         s["pipeline_floor"] = lib.ratio(
             s["pipeline_split_wall"] + s["sum_cpu"] / min(jobs, s["partitions"])
             + s["merge_cpu"], base["backend_cpu"])
@@ -348,6 +428,28 @@ def report(base, results, n, repeat, jobs=None, out=print):
                 f"{lib.fmt_r(s['serial_over_backend_cpu'], 0.02)}   [per repeat "
                 + ", ".join(f"{x:.3f}" for x in s["per_repeat_serial_over_backend_cpu"])
                 + "]")
+        if "split_wall_predicted" in s:
+            k = s["predict_threads"]
+            imp = "import + " if s["serial_has_import"] else ""
+            out(f"  split on {k} threads (predicted from per-thread CPU) "
+                f"{lib.fmt_s(s['split_wall_predicted'])} = serial part "
+                f"{lib.fmt_s(s['split_serial_wall'])} (wall) + emission makespan of the "
+                f"partitions' emit CPU on {k} threads   [measured here: split "
+                f"{lib.fmt_s(s['pipeline_split_wall'])}, emission "
+                f"{lib.fmt_s(s['emit_wall'])} wall on {int(s['emit_threads'])} threads, "
+                f"emit CPU sum {lib.fmt_s(s['emit_cpu_sum'])}, largest "
+                f"{lib.fmt_s(s['emit_cpu_max'])}]")
+            sp_k = s["predicted_speedup_n_cores_split_threads"]
+            out(f"  on >= {k} cores, split on {k} threads (predicted) speedup "
+                f"{lib.fmt_r(sp_k, 8, lower_is_better=False)}"
+                f" = backend CPU / ({imp}split predicted + merge: "
+                f"{lib.fmt_s(s['serial_wall_predicted'])} + slowest partition CPU)   "
+                "[per repeat " + ", ".join(
+                    f"{x:.2f}x" for x in s["per_repeat_speedup_n_cores_predicted"]) + "]")
+            out(f"  serial / backend CPU, split on {k} threads (predicted) "
+                f"{lib.fmt_r(s['serial_over_backend_cpu_predicted'], 0.02)}   [per repeat "
+                + ", ".join(f"{x:.3f}" for x in
+                            s["per_repeat_serial_over_backend_cpu_predicted"]) + "]")
         if "pipeline_wall" in s:
             out(f"  backend on {jobs} cores      {lib.fmt_r(s['pipeline_over_backend'], 0.53)}"
                 f" of the unsplit backend's wall   [{lib.fmt_s(s['pipeline_wall'])} wall, "
@@ -504,6 +606,8 @@ def main(argv=None):
                         "--thinlto-index", index, "--relocation-model", "pic"]
                 else:
                     argv = sp.argv_fn(import_bc, outdir, args.partitions)
+                if sp.kind == "mtpc-split":
+                    argv.append("--stats")   # per-partition emission CPU: predict_split
                 run["pipeline"] = run_pipeline(argv, outdir, args.jobs, clang, lld, objcopy,
                                                compile_args)
                 run["pipeline"]["with_import"] = with_import

@@ -23,6 +23,9 @@ struct emitted {
 	char *lines;     /* with EMIT_VIRTUAL_LINES: its map of virtual to real
 	                  * lines (mtpc_virtual_lines), else NULL */
 	double seconds; /* wall time to build it */
+	double cpu_seconds; /* CPU time of the thread that built it: unlike
+	                     * seconds, not stretched by waiting for a core
+	                     * (mtpc-split --stats) */
 };
 
 /* What emit_partitions does to the debug info, so that a partition's
@@ -34,8 +37,9 @@ enum {
 
 /* Build all plan->n partitions from the bitcode in (bc, len) with up to jobs
  * threads. verify: run the LLVM verifier on each; debug: EMIT_* flags.
- * Returns 0 and fills out[] (caller frees each data, checksums and lines),
- * or -1 with *error (heap) describing the first failure. */
+ * Returns the number of threads that ran (>= 1) and fills out[] (caller
+ * frees each data, checksums and lines), or -1 with *error (heap)
+ * describing the first failure. */
 int emit_partitions(const char *bc, size_t len, const struct module_info *mi, const struct split_plan *plan,
 		    int jobs, int verify, int debug, struct emitted *out, char **error);
 

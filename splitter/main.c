@@ -131,8 +131,12 @@ static void usage(FILE *f)
 		"                            ones in the compiled objects (mtpc-link's merge)\n"
 		"      --verify              run the LLVM verifier on each partition (default)\n"
 		"      --no-verify           skip the verifier\n"
-		"      --stats               print a one-line summary on stderr (with the time\n"
-		"                            of each phase)\n"
+		"      --stats               print a summary on stderr: one line with the time\n"
+		"                            of each phase, one with the serial time (all but\n"
+		"                            the emission), the emission's wall time and\n"
+		"                            threads, and each partition's emission CPU time\n"
+		"                            ('serial S s + emit E s wall on T threads; emit\n"
+		"                            CPU by partition (s): C0 C1 ...')\n"
 		"  -h, --help                this help\n"
 		"      --version             print the version\n"
 		"      --print-cost          do not split: for each FILE (ThinLTO objects),\n"
@@ -663,11 +667,13 @@ static int verbatim(const struct options *o, const struct split_plan *plan)
 	return plan->n == 1 && !o->debug;
 }
 
-/* The partitions' bitcode. */
+/* The partitions' bitcode; *threads: how many threads built them (0: the
+ * one partition is the input, copied). */
 static struct emitted *emit(const struct options *o, const char *bc, size_t len,
-			    const struct module_info *mi, const struct split_plan *plan)
+			    const struct module_info *mi, const struct split_plan *plan, int *threads)
 {
 	struct emitted *parts = xcalloc(plan->n, sizeof *parts);
+	*threads = 0;
 	if (verbatim(o, plan)) {
 		parts[0].data = xmalloc(len);
 		memcpy(parts[0].data, bc, len);
@@ -675,7 +681,8 @@ static struct emitted *emit(const struct options *o, const char *bc, size_t len,
 		return parts;
 	}
 	char *err = NULL;
-	if (emit_partitions(bc, len, mi, plan, o->jobs, o->verify, o->debug, parts, &err) < 0)
+	*threads = emit_partitions(bc, len, mi, plan, o->jobs, o->verify, o->debug, parts, &err);
+	if (*threads < 0)
 		mtpc_fatal("%s: %s", o->input, err);
 	return parts;
 }
@@ -736,11 +743,29 @@ static void write_outputs(const struct options *o, const struct module_info *mi,
 struct phases {
 	double start, load, plan, emit, write; /* when each began */
 	double ipo;                            /* seconds of the whole-module passes, in load */
+	int emit_threads;                      /* threads of the emit phase (emit()) */
 };
 
-/* --stats: the one-line summary on stderr. */
+/* --stats, second line: what a script needs to predict the split's wall
+ * time on more cores than this machine has. Only the emission runs on
+ * several threads: each partition's CPU time there is what its thread spent
+ * on it, not waiting for a core; the rest stays serial (wall, from start to
+ * now: a script timing the process adds start-up and exit). */
+static void print_emit_stats(const struct options *o, const struct split_plan *plan,
+			     const struct emitted *parts, const struct phases *t, double now)
+{
+	double emit_wall = t->write - t->emit;
+	fprintf(stderr, "mtpc-split: %s: serial %.4f s + emit %.4f s wall on %d threads; emit CPU by partition (s):",
+		o->input, now - t->start - emit_wall, emit_wall, t->emit_threads);
+	for (int p = 0; p < plan->n; p++)
+		fprintf(stderr, " %.4f", parts[p].cpu_seconds);
+	fputc('\n', stderr);
+}
+
+/* --stats: the summary on stderr (see usage). */
 static void print_stats(const struct options *o, const struct module_info *mi,
-			const struct split_plan *plan, int exact, const struct phases *t)
+			const struct split_plan *plan, const struct emitted *parts, int exact,
+			const struct phases *t)
 {
 	long maxc = 0, sum = 0;
 	for (int p = 0; p < plan->n; p++) {
@@ -760,6 +785,7 @@ static void print_stats(const struct options *o, const struct module_info *mi,
 		sum ? (double)maxc * plan->n / sum : 0.0, plan->nseeded, exact ? " (cache hit)" : "",
 		now - t->start, o->index ? " + import" : "", t->load - t->start - t->ipo, t->ipo, t->plan - t->load,
 		t->emit - t->plan, t->write - t->emit, now - t->write);
+	print_emit_stats(o, plan, parts, t, now);
 }
 
 /* Plan, emit and write the split of m (bitcode bc, len bytes): the outputs
@@ -779,7 +805,7 @@ static void split_module(const struct options *o, LLVMModuleRef m, const char *b
 	struct split_plan plan;
 	exact = make_plan(o, m, have_seed ? &seed : NULL, exact, cache_path, &mi, &plan);
 	t->emit = mtpc_now();
-	struct emitted *parts = emit(o, bc, len, &mi, &plan);
+	struct emitted *parts = emit(o, bc, len, &mi, &plan, &t->emit_threads);
 	t->write = mtpc_now();
 	struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t->start};
 	char *json = plan_to_json(&mi, &plan, &meta);
@@ -790,7 +816,7 @@ static void split_module(const struct options *o, LLVMModuleRef m, const char *b
 		mtpc_cache_close(cache);
 	}
 	if (o->stats)
-		print_stats(o, &mi, &plan, exact, t);
+		print_stats(o, &mi, &plan, parts, exact, t);
 	free(parts);
 	free(json);
 	split_plan_free(&plan);

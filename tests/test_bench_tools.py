@@ -43,6 +43,36 @@ def test_partition_files_orders_both_naming_schemes(tmp_path):
         "p0.bc", "p1", "p2.bc", "p10.bc"]
 
 
+def test_makespan_longest_first():
+    """Longest first onto the least-loaded thread: 5,4,3,3,3 on 2 threads is 5+3 | 4+3+3,
+    makespan 10 (a heuristic: 5+4 | 3+3+3 would be 9), within LPT's bounds."""
+    assert split_bench.makespan([3, 5, 3, 4, 3], 2) == 10
+    assert split_bench.makespan([3, 5, 3, 4, 3], 16) == 5       # one thread each: the longest
+    assert split_bench.makespan([3, 5, 3, 4, 3], 1) == 18       # all in a row
+    assert split_bench.makespan([], 4) == 0.0
+    assert split_bench.makespan([0.5, 0.25], 0) == 0.75         # no thread: treated as one
+    times = [0.031, 0.027, 0.044, 0.029, 0.030, 0.026, 0.041, 0.028]
+    for j in (1, 2, 3, 8):
+        m = split_bench.makespan(times, j)
+        assert max(max(times), sum(times) / j) <= m <= sum(times) / j + max(times)
+
+
+def test_parse_emit_stats_and_predict_split():
+    err = ("mtpc-split: /x/m o.o: 3 partitions, 9 functions (0 dead), ... 0.84 s (load 0.16,"
+           " ipo 0.18, hash + cache 0.00, plan 0.02, emit 0.47, write 0.01)\n"
+           "mtpc-split: /x/m o.o: serial 0.3758 s + emit 0.4669 s wall on 2 threads; "
+           "emit CPU by partition (s): 0.2000 0.1500 0.1000\n")
+    st = split_bench.parse_emit_stats(err)
+    assert st == {"serial": 0.3758, "emit_wall": 0.4669, "emit_threads": 2,
+                  "emit_cpu": [0.2, 0.15, 0.1]}
+    assert split_bench.parse_emit_stats("mtpc-split: m.o: outputs up to date\n") is None
+    pipe = {"split_wall": 0.9, "split_stats": st}
+    # the process's wall without the emission, plus the emission's makespan
+    assert split_bench.predict_split(pipe, 16) == pytest.approx(0.9 - 0.4669 + 0.2)
+    assert split_bench.predict_split(pipe, 2) == pytest.approx(0.9 - 0.4669 + 0.25)
+    assert split_bench.predict_split({"split_wall": 0.9}, 16) is None
+
+
 def test_report_from_measured_json(tmp_path):
     runs = [{"part_cpu": [1.0, 2.0], "partitions": 2}]
     split = {"input": "/x/m.import.bc", "partitions": 2, "repeat": 1, "opt": "-O2",
@@ -124,3 +154,17 @@ def test_split_bench_unit_and_pipeline(tmp_path):
         assert s["pipeline_floor"] == pytest.approx(
             (s["pipeline_split_wall"] + s["sum_cpu"] / 2 + s["merge_cpu"])
             / data["unsplit"]["backend_cpu"])
+    # mtpc-split's pipeline split ran with --stats: the split predicted with one emission
+    # thread per partition (the emission's makespan is then its largest partition)
+    s, run = mtpc["summary"], mtpc["runs"][0]
+    st = run["pipeline"]["split_stats"]
+    assert len(st["emit_cpu"]) == 4 and min(st["emit_cpu"]) >= 0
+    assert s["predict_threads"] == 4
+    assert s["split_wall_predicted"] == pytest.approx(
+        run["pipeline"]["split_wall"] - st["emit_wall"] + max(st["emit_cpu"]))
+    assert s["serial_over_backend_cpu_predicted"] == pytest.approx(
+        (s["split_wall_predicted"] + run["merge_wall"]) / data["unsplit"]["backend_cpu"])
+    assert s["predicted_speedup_n_cores_split_threads"] == pytest.approx(
+        data["unsplit"]["backend_cpu"]
+        / (s["split_wall_predicted"] + run["merge_wall"] + run["max_cpu"]))
+    assert "split_stats" not in data["splitters"]["llvm-split"]["runs"][0]["pipeline"]

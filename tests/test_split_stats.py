@@ -1,0 +1,65 @@
+"""`mtpc-split --stats`: the emission line a script predicts the split's wall time from
+(bench/split_bench.py, predict_split): the serial time, the emission's wall time and
+threads, and one emission CPU time per partition written, each from the CPU clock of the
+thread that built the partition."""
+import pytest
+
+import lib  # bench/lib.py (conftest puts bench/ on the path): os.wait4 CPU of a child
+import split_bench
+import splitlib as sl
+from conftest import tool
+
+
+@pytest.fixture(scope="module")
+def stress_bc(tmp_path_factory):
+    """A module whose emission takes measurable CPU per partition."""
+    return sl.stress_module(7, tmp_path_factory.mktemp("stats") / "m.bc", funcs=8, size=1500)
+
+
+def split_stats(bc, out, n, *extra):
+    """Split with --stats; returns (parsed emission line, first line, process CPU)."""
+    m = lib.run_measured([tool("mtpc-split"), bc, "-o", out, "--partitions", n, "--no-cache",
+                          "--no-seed", "--stats", *extra])
+    lines = m.stderr.splitlines()
+    assert len(lines) == 2, m.stderr
+    st = split_bench.parse_emit_stats(m.stderr)
+    assert st, m.stderr
+    return st, lines[0], m.cpu
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_emit_cpu_per_partition(stress_bc, tmp_path, jobs):
+    out = tmp_path / "out"
+    st, first, cpu = split_stats(stress_bc, out, 4, "-j", str(jobs))
+    written = sorted(out.glob("p*.bc"))
+    assert len(written) >= 2, first
+    assert f"{len(written)} partitions" in first      # the first line is as it was
+    assert len(st["emit_cpu"]) == len(written)        # one figure per partition written
+    assert all(c >= 0 for c in st["emit_cpu"]), st
+    assert 1 <= st["emit_threads"] <= min(jobs, len(written)), st
+    assert st["serial"] > 0 and st["emit_wall"] > 0, st
+    total = sum(st["emit_cpu"])
+    assert total > 0, st
+    # Each thread's partitions are built one after another inside the emit phase, and a
+    # thread's CPU time never exceeds its wall time: a process-wide clock (which counts
+    # the other threads' work too) or a clock around more than the emission breaks this.
+    # Tolerance: the 4-decimal rounding and clock granularity.
+    assert total <= st["emit_wall"] * st["emit_threads"] + 1e-3 * len(written), st
+    # The emission's CPU is part of the process's CPU (os.wait4 of the child).
+    assert total <= cpu + 1e-3 * len(written), (st, cpu)
+
+
+def test_emit_stats_one_partition(stress_bc, tmp_path):
+    """-n 1: the module itself is the partition (no emission thread), still one figure."""
+    st, first, _ = split_stats(stress_bc, tmp_path / "out", 1)
+    assert "1 partitions" in first
+    assert st["emit_threads"] == 0 and st["emit_cpu"] == [0.0], st
+
+
+def test_up_to_date_split_prints_no_emission(stress_bc, tmp_path):
+    """A split whose outputs are current emits nothing, and says so instead."""
+    out = tmp_path / "out"
+    split_stats(stress_bc, out, 2)
+    m = lib.run_measured([tool("mtpc-split"), stress_bc, "-o", out, "--partitions", 2,
+                          "--no-cache", "--stats"])
+    assert "outputs up to date" in m.stderr and split_bench.parse_emit_stats(m.stderr) is None
