@@ -302,12 +302,17 @@ static std::vector<MDNode *> reachable_metadata(Module &M)
 	for (NamedMDNode &nmd : M.named_metadata())
 		for (MDNode *op : nmd.operands())
 			visit(op);
+	// A global's getAllMetadata appends to mds (and sorts all of it) and
+	// leaves it alone when there is none: clear it each time, or a module
+	// with 255k debug-described globals takes minutes.
 	for (GlobalVariable &gv : M.globals()) {
+		mds.clear();
 		gv.getAllMetadata(mds);
 		for (auto &p : mds)
 			visit(p.second);
 	}
 	for (Function &f : M) {
+		mds.clear();
 		f.getAllMetadata(mds);
 		for (auto &p : mds)
 			visit(p.second);
