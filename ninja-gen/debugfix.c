@@ -980,23 +980,36 @@ static int walk_kept_units(struct elf *e, const unsigned char *gone, struct str_
 	return r;
 }
 
+/* Whether section si can be rewritten with its contents moving: -1 if REL
+ * relocations (addends in place) apply to it or a symbol other than its
+ * section symbol labels a place in it. */
+static int movable(const struct elf *e, size_t si)
+{
+	for (size_t r = 1; r < e->nsh; r++) {
+		const Elf64_Shdr *rs = &e->sh[r];
+		if (rs->sh_type == SHT_REL && rs->sh_info == si)
+			return -1;
+		if (rs->sh_type == SHT_SYMTAB)
+			for (uint64_t k = 0; k + sizeof(Elf64_Sym) <= rs->sh_size; k += sizeof(Elf64_Sym)) {
+				Elf64_Sym sym;
+				memcpy(&sym, e->data + rs->sh_offset + k, sizeof sym);
+				if (sym.st_shndx == si && ELF64_ST_TYPE(sym.st_info) != STT_SECTION)
+					return -1;
+			}
+	}
+	return 0;
+}
+
 /* Check the relocations that involve the string offsets section so: the
  * ones applied to it relocate whole entries (the rela section: *rela),
  * the ones against it are unit bases (addend base). */
 static int str_offsets_relocations(const struct elf *e, size_t so, uint64_t base, size_t *rela)
 {
 	*rela = 0;
+	if (movable(e, so) < 0)
+		return -1;
 	for (size_t r = 1; r < e->nsh; r++) {
 		const Elf64_Shdr *rs = &e->sh[r];
-		if (rs->sh_type == SHT_REL && rs->sh_info == so)
-			return -1;
-		if (rs->sh_type == SHT_SYMTAB)
-			for (uint64_t k = 0; k + sizeof(Elf64_Sym) <= rs->sh_size; k += sizeof(Elf64_Sym)) {
-				Elf64_Sym sym;
-				memcpy(&sym, e->data + rs->sh_offset + k, sizeof sym);
-				if (sym.st_shndx == so && ELF64_ST_TYPE(sym.st_info) != STT_SECTION)
-					return -1; /* a label into the table: would move */
-			}
 		if (rs->sh_type != SHT_RELA || rs->sh_link >= e->nsh)
 			continue;
 		if (rs->sh_info == so) {
@@ -1378,17 +1391,10 @@ static char *pub_key(unsigned flags, const char *name)
 static int pub_relocations(const struct elf *e, size_t si, const uint64_t *at, size_t n, size_t *rela)
 {
 	*rela = 0;
+	if (movable(e, si) < 0)
+		return -1;
 	for (size_t r = 1; r < e->nsh; r++) {
 		const Elf64_Shdr *rs = &e->sh[r];
-		if (rs->sh_type == SHT_REL && rs->sh_info == si)
-			return -1;
-		if (rs->sh_type == SHT_SYMTAB)
-			for (uint64_t k = 0; k + sizeof(Elf64_Sym) <= rs->sh_size; k += sizeof(Elf64_Sym)) {
-				Elf64_Sym sym;
-				memcpy(&sym, e->data + rs->sh_offset + k, sizeof sym);
-				if (sym.st_shndx == si && ELF64_ST_TYPE(sym.st_info) != STT_SECTION)
-					return -1;
-			}
 		if (rs->sh_type != SHT_RELA || rs->sh_info != si)
 			continue;
 		if (*rela)
