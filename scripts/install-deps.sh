@@ -14,7 +14,7 @@ PACKAGES="
   csmith libcsmith-dev
   gdb valgrind binutils g++
   gnuplot-nox graphviz
-  tcl dpkg-dev
+  tcl dpkg-dev nasm
   slurmctld slurmd slurm-client munge iproute2
 "
 
