@@ -452,12 +452,17 @@ def rerun(bdir, found, keys, timeout, tag, env=None):
 
 # ---------------------------------------------------------------- exports
 
-def shared_libraries(bdir):
-    """{relative path: path} of the ELF shared libraries (lib*.so*, not symlinks)."""
-    libs = {}
-    for p in sorted(bdir.rglob("lib*.so*")):
+ET_EXEC, ET_DYN = 2, 3
+
+
+def elf_files(bdir, pattern, types, skip=()):
+    """{relative path: path} of the regular files under bdir matching pattern that are ELF
+    files of one of the types (e_type), outside MTPC's inner builds (*.mtpc) and the
+    directories named in skip."""
+    out = {}
+    for p in sorted(bdir.rglob(pattern)):
         rel = p.relative_to(bdir)
-        if (p.is_symlink() or not p.is_file()
+        if (p.is_symlink() or not p.is_file() or any(part in skip for part in rel.parts)
                 or any(part.endswith(".mtpc") for part in rel.parts)):
             continue
         try:
@@ -465,9 +470,14 @@ def shared_libraries(bdir):
                 head = f.read(18)
         except OSError:
             continue
-        if head[:4] == b"\x7fELF" and int.from_bytes(head[16:18], "little") == 3:
-            libs[str(rel)] = p
-    return libs
+        if head[:4] == b"\x7fELF" and int.from_bytes(head[16:18], "little") in types:
+            out[str(rel)] = p
+    return out
+
+
+def shared_libraries(bdir):
+    """{relative path: path} of the ELF shared libraries (lib*.so*, not symlinks)."""
+    return elf_files(bdir, "lib*.so*", (ET_DYN,))
 
 
 def exports(nm, path):
@@ -514,20 +524,7 @@ ATTR_LINE_RE = re.compile(r"(DW_AT_(?:decl|call)_line)\s+\((\d+)\)")
 def linked_elfs(bdir):
     """{relative path: path} of the executables and shared libraries of a build (ELF type
     EXEC or DYN; not the objects of MTPC's inner builds)."""
-    out = {}
-    for p in sorted(bdir.rglob("*")):
-        rel = p.relative_to(bdir)
-        if (p.is_symlink() or not p.is_file() or "CMakeFiles" in rel.parts
-                or any(part.endswith(".mtpc") for part in rel.parts)):
-            continue
-        try:
-            with open(p, "rb") as f:
-                head = f.read(18)
-        except OSError:
-            continue
-        if head[:4] == b"\x7fELF" and int.from_bytes(head[16:18], "little") in (2, 3):
-            out[str(rel)] = p
-    return out
+    return elf_files(bdir, "*", (ET_EXEC, ET_DYN), skip=("CMakeFiles",))
 
 
 def line_tables(dwarfdump, path):
