@@ -154,39 +154,55 @@ static void set_opt(struct linkcmd *lc, const char *level)
 	snprintf(lc->opt, sizeof lc->opt, "%s", o);
 }
 
-/* Backend flags hidden in -Wl, words: -Wl,-mllvm,X and -Wl,-plugin-opt=... */
+/* One word the compiler driver hands to the linker, from -Wl,a,b or
+ * -Xlinker a: the backend flags, link modes and debug options MTPC must
+ * know. *mllvm_next: the word before was -mllvm, so this one is a backend
+ * flag (-Wl,-mllvm,X and -Xlinker -mllvm -Xlinker X alike). */
+static void linker_word(struct linkcmd *lc, const char *w, int *mllvm_next)
+{
+	if (*mllvm_next) {
+		strv_add(&lc->backend_flags, "-mllvm");
+		strv_add(&lc->backend_flags, w);
+		*mllvm_next = 0;
+	} else if (!strcmp(w, "-mllvm")) {
+		*mllvm_next = 1;
+	} else if (!strncmp(w, "-plugin-opt=-", 13) || !strncmp(w, "--plugin-opt=-", 14)) {
+		strv_add(&lc->backend_flags, "-mllvm");
+		strv_add(&lc->backend_flags, strchr(w, '=') + 1);
+	} else if (!strncmp(w, "--lto-O", 7) || !strncmp(w, "-plugin-opt=O", 13)) {
+		set_opt(lc, w[2] == 'l' ? w + 7 : w + 13);
+	} else if (!strcmp(w, "-pie") || !strcmp(w, "--pie")) {
+		lc->mode = MODE_PIE;
+	} else if (!strcmp(w, "-no-pie") || !strcmp(w, "--no-pie")) {
+		lc->mode = MODE_STATIC;
+	} else if (!strcmp(w, "--gdb-index") || !strcmp(w, "-gdb-index")) {
+		lc->gdb_index = 1;
+	} else if (!strcmp(w, "--no-gdb-index") || !strcmp(w, "-no-gdb-index")) {
+		lc->gdb_index = 0;
+	} else if (strstr(w, "plugin-opt=dwo_dir=")) {
+		lc->split_dwarf = 1; /* what -gsplit-dwarf passes to lld */
+	}
+}
+
+/* The words of one -Wl, argument. */
 static void scan_wl(struct linkcmd *lc, const char *a)
 {
 	char *copy = xstrdup(a + 4);
 	char *save = NULL;
 	int mllvm_next = 0;
-	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		if (mllvm_next) {
-			strv_add(&lc->backend_flags, "-mllvm");
-			strv_add(&lc->backend_flags, w);
-			mllvm_next = 0;
-		} else if (!strcmp(w, "-mllvm")) {
-			mllvm_next = 1;
-		} else if (!strncmp(w, "-plugin-opt=-", 13) || !strncmp(w, "--plugin-opt=-", 14)) {
-			strv_add(&lc->backend_flags, "-mllvm");
-			strv_add(&lc->backend_flags, strchr(w, '=') + 1);
-		} else if (!strncmp(w, "--lto-O", 7) || !strncmp(w, "-plugin-opt=O", 13)) {
-			set_opt(lc, w[2] == 'l' ? w + 7 : w + 13);
-		} else if (!strcmp(w, "-pie") || !strcmp(w, "--pie")) {
-			lc->mode = MODE_PIE;
-		} else if (!strcmp(w, "-no-pie") || !strcmp(w, "--no-pie")) {
-			lc->mode = MODE_STATIC;
-		} else if (!strcmp(w, "--gdb-index") || !strcmp(w, "-gdb-index")) {
-			lc->gdb_index = 1;
-		} else if (!strcmp(w, "--no-gdb-index") || !strcmp(w, "-no-gdb-index")) {
-			lc->gdb_index = 0;
-		} else if (strstr(w, "plugin-opt=dwo_dir=")) {
-			lc->split_dwarf = 1; /* what -gsplit-dwarf passes to lld */
-		} else if (!strcmp(w, "--whole-archive")) {
-			/* tracked by the caller */
-		}
-	}
+	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save))
+		linker_word(lc, w, &mllvm_next);
 	free(copy);
+}
+
+/* *whole: whether the inputs after linker word(s) w are in --whole-archive
+ * mode (left as it is when w says nothing about it). */
+static void track_whole_archive(const char *w, int *whole)
+{
+	if (strstr(w, "--whole-archive"))
+		*whole = 1;
+	if (strstr(w, "--no-whole-archive"))
+		*whole = 0;
 }
 
 int linkcmd_parse(struct linkcmd *lc, int argc, char **argv)
@@ -205,6 +221,7 @@ int linkcmd_parse(struct linkcmd *lc, int argc, char **argv)
 	lc->kind = xcalloc(n, sizeof *lc->kind);
 	lc->whole_archive = xcalloc(n, sizeof *lc->whole_archive);
 	int shared = 0, whole = 0;
+	int xlinker_mllvm = 0; /* -Xlinker -mllvm seen: the next -Xlinker word is a backend flag */
 	char **a = lc->args.v;
 	for (size_t i = 1; i < n; i++) {
 		const char *w = a[i];
@@ -237,13 +254,10 @@ int linkcmd_parse(struct linkcmd *lc, int argc, char **argv)
 			strv_add(&lc->backend_flags, a[++i]);
 		} else if (!strcmp(w, "-Xlinker") && i + 1 < n) {
 			i++;
-			if (!strcmp(a[i], "--gdb-index") || !strcmp(a[i], "-gdb-index"))
-				lc->gdb_index = 1;
+			track_whole_archive(a[i], &whole);
+			linker_word(lc, a[i], &xlinker_mllvm);
 		} else if (!strncmp(w, "-Wl,", 4)) {
-			if (strstr(w, "--whole-archive"))
-				whole = 1;
-			if (strstr(w, "--no-whole-archive"))
-				whole = 0;
+			track_whole_archive(w, &whole);
 			lc->whole_archive[i] = whole;
 			scan_wl(lc, w);
 		} else if (!strcmp(w, "-gsplit-dwarf")) {

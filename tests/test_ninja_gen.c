@@ -151,6 +151,16 @@ static void test_linkcmd_and_ar(const char *dir)
 	char *argv4[] = {"clang", "-Xlinker", "--gdb-index", "-o", "app", m1, NULL};
 	CHECK(linkcmd_parse(&lc, 6, argv4) == 0 && lc.gdb_index && lc.kind[5] == IN_BITCODE);
 	linkcmd_free(&lc);
+	/* -Xlinker words mean what the same -Wl, words mean: the last gdb-index
+	 * word wins, -mllvm takes the next -Xlinker word, --whole-archive counts. */
+	char *argv5[] = {"clang", "-Wl,--gdb-index", "-Xlinker", "--no-gdb-index", "-Xlinker", "-mllvm",
+			 "-Xlinker", "-baz", "-Xlinker", "--whole-archive", lib, "-Xlinker", "-no-pie",
+			 "-o", "app", m1, NULL};
+	CHECK(linkcmd_parse(&lc, 16, argv5) == 0 && !lc.gdb_index && lc.mode == MODE_STATIC);
+	CHECK(lc.backend_flags.n == 2 && !strcmp(lc.backend_flags.v[0], "-mllvm") &&
+	      !strcmp(lc.backend_flags.v[1], "-baz"));
+	CHECK(lc.kind[10] == IN_ARCHIVE && lc.whole_archive[10] && lc.kind[15] == IN_BITCODE);
+	linkcmd_free(&lc);
 
 	struct strv mem = {0};
 	int bitcode = 0;
