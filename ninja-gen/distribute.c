@@ -565,8 +565,9 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 			     const struct graph *g, const char *ninja)
 {
 	char *manifest = xasprintf("%s/build.ninja", gc->inner);
+	char *dry[] = {(char *)ninja, "-f", manifest, NULL};
 	struct slurm sl;
-	slurm_begin(&sl, &o->in.slurm, gc->jobs, gc->inner);
+	slurm_begin(&sl, &o->in.slurm, o->in.slurm.on && inner_up_to_date(dry) ? 0 : gc->jobs, gc->inner);
 	char jobs_s[32];
 	snprintf(jobs_s, sizeof jobs_s, "%d", inner_run_jobs(&o->in, &sl));
 	/* -k 0: every module that can be built is, so that afterwards the

@@ -100,6 +100,21 @@ int inner_run_jobs(const struct inner_opts *o, const struct slurm *s)
 	return o->jobs > 0 ? o->jobs : inner_cores();
 }
 
+int inner_up_to_date(char *const *ninja_cmd)
+{
+	struct strv argv = {0};
+	for (char *const *a = ninja_cmd; *a; a++)
+		strv_add(&argv, *a);
+	strv_add(&argv, "-n");
+	struct buf out = {0}, err = {0};
+	int st = proc_spawn(argv.v, &(struct proc_io){.out = &out, .err = &err});
+	int done = st == 0 && out.s && strstr(out.s, "ninja: no work to do.");
+	buf_free(&out);
+	buf_free(&err);
+	strv_free(&argv);
+	return done;
+}
+
 int inner_cores(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);

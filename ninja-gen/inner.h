@@ -85,6 +85,13 @@ void inner_conf(struct graph_conf *gc, const struct inner_opts *o);
  * else --jobs, else the cores here. */
 int inner_run_jobs(const struct inner_opts *o, const struct slurm *s);
 
+/* Whether the inner build that ninja_cmd (a NULL-terminated argv: ninja
+ * and its -C or -f words) runs has nothing to do, by a dry run (ninja -n).
+ * With the Slurm executor, an up-to-date link then takes no allocation:
+ * salloc costs 0.2 s on an idle cluster and can wait in a busy one's queue.
+ * Unsure (the dry run fails): 0. */
+int inner_up_to_date(char *const *ninja_cmd);
+
 /* Online cores (at least 1): the default of --jobs and --partitions. */
 int inner_cores(void);
 

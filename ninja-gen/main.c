@@ -201,11 +201,13 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 		status = 0;
 	mtpc_cache_close(cache);
 	if (status == 0) {
+		char *ninja = (char *)(o->in.ninja ? o->in.ninja : "ninja");
+		char *dry[] = {ninja, "-C", inner, NULL};
 		struct slurm sl;
-		slurm_begin(&sl, &o->in.slurm, gc.jobs, inner);
+		slurm_begin(&sl, &o->in.slurm, o->in.slurm.on && inner_up_to_date(dry) ? 0 : gc.jobs, inner);
 		char jobs_s[32];
 		snprintf(jobs_s, sizeof jobs_s, "%d", inner_run_jobs(&o->in, &sl));
-		char *nargv[] = {(char *)(o->in.ninja ? o->in.ninja : "ninja"), "-C", inner, "-j", jobs_s,
+		char *nargv[] = {ninja, "-C", inner, "-j", jobs_s,
 				 o->in.verbose ? "-v" : o->quiet ? "--quiet" : NULL, NULL};
 		/* Progress lines name the target: the outer build prints them under
 		 * the link edge, between other targets' output. */

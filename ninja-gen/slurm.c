@@ -221,6 +221,8 @@ int slurm_begin(struct slurm *s, const struct slurm_opts *o, int want, const cha
 	s->job_file = xasprintf("%s/slurm.job", inner);
 	catch_signals(1);
 	cancel_stale(s->job_file);
+	if (want == 0)
+		return -1; /* nothing to build: no allocation */
 	char *salloc = proc_which("salloc"), *srun = proc_which("srun");
 	int have = salloc && srun;
 	free(salloc);

@@ -63,8 +63,10 @@ int slurm_parse_executor(const char *arg, int *on);
 /* Front end: allocate want CPUs (fewer if fewer are idle; --slurm-arg
  * words may ask otherwise) for the inner build in inner. Returns 0 with
  * s->job set and the environment set for the steps, or -1 after one
- * warning: the link then runs locally. Catches SIGINT, SIGTERM and SIGHUP
- * from here on, until slurm_end(). */
+ * warning: the link then runs locally. want 0 (the inner build is up to
+ * date, inner_up_to_date()): -1 without a warning or an allocation. Either
+ * way an allocation a killed link left in inner is cancelled first. Catches
+ * SIGINT, SIGTERM and SIGHUP from here on, until slurm_end(). */
 int slurm_begin(struct slurm *s, const struct slurm_opts *o, int want, const char *inner);
 
 /* Front end: cancel the allocation (if any) and free s. Returns the signal

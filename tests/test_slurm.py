@@ -292,6 +292,26 @@ def test_killed_link_allocation_cancelled_by_next_link(cluster, link):
     assert link.outputs() == link.reference
 
 
+def test_up_to_date_link_takes_no_allocation(cluster, link, tmp_path):
+    """A link whose inner build has nothing to do takes no allocation (salloc costs 0.2 s on
+    an idle cluster, and can wait in a busy one's queue); the link before it, which had work,
+    took one. salloc is wrapped by a script that logs each call."""
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    log = tmp_path / "salloc.log"
+    (shim / "salloc").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("salloc")} "$@"\n')
+    (shim / "salloc").chmod(0o755)
+    env = dict(cluster.env(), PATH=f"{shim}:{os.environ['PATH']}")
+    link.fresh()
+    for k in range(2):
+        r = subprocess.run(cluster.cmd_prefix() + link.cmd(), cwd=link.dir, env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert log.read_text().count("\n") == 1, (k, log.read_text())
+        assert link.outputs() == link.reference
+    assert no_jobs(cluster), cluster.squeue()
+
+
 def test_sanitized_slurm_link(cluster, link, asan_build_dir):
     """mtpc-link built with ASan+UBSan (leaks included) as front end, step and node step: the
     link runs clean (a report makes a tool exit non-zero) and builds the same outputs."""
