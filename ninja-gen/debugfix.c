@@ -1372,11 +1372,13 @@ int debugfix_package(const char *path)
  * (kind TYPE) is the same entity in each partition of one translation
  * unit, and a reader needs one unit that describes it. Functions and
  * variables are not: a function inlined in several partitions has inlined
- * instances in each, and gdb looks for them only in the units the list
- * names. */
-static int pub_entry_shared(unsigned flags, int types_section)
+ * instances in each, and gdb, through the .gdb_index a linker builds from
+ * these lists, looks for them only in the units the list names. Without
+ * that index (names_once) nothing reads the lists, and every name goes
+ * once per module, as in the unsplit module's one unit. */
+static int pub_entry_shared(unsigned flags, int types_section, int names_once)
 {
-	return types_section || ((flags >> GIEK_SHIFT) & GIEK_MASK) == GIEK_TYPE;
+	return names_once || types_section || ((flags >> GIEK_SHIFT) & GIEK_MASK) == GIEK_TYPE;
 }
 
 /* The sorted-list key of an entry: its flag byte, then its name. */
@@ -1414,11 +1416,13 @@ static int pub_relocations(const struct elf *e, size_t si, const uint64_t *at, s
 }
 
 /* Drop from e's GNU name list `name` (.debug_gnu_pubtypes, or the type and
- * namespace entries of .debug_gnu_pubnames) the entries an earlier object
- * of the module lists (earlier, sorted); add e's own to *mine. The list is
- * rewritten in place, shorter, and the relocations of its set headers
- * follow them. A list this code does not expect is left as it is. */
-static void dedup_pub_names(struct elf *e, const char *name, const struct strv *earlier, struct strv *mine)
+ * namespace entries of .debug_gnu_pubnames; all entries with names_once)
+ * the entries an earlier object of the module lists (earlier, sorted); add
+ * e's own to *mine. The list is rewritten in place, shorter, and the
+ * relocations of its set headers follow them. A list this code does not
+ * expect is left as it is. */
+static void dedup_pub_names(struct elf *e, const char *name, const struct strv *earlier, int names_once,
+			    struct strv *mine)
 {
 	size_t si = find_section(e, name);
 	if (!si || e->sh[si].sh_type != SHT_PROGBITS)
@@ -1461,9 +1465,10 @@ static void dedup_pub_names(struct elf *e, const char *name, const struct strv *
 			if (u.bad)
 				goto done;
 			char *key = pub_key(flags, s);
-			if (!pub_entry_shared(flags, types) || !strv_has(earlier, key))
+			int shared = pub_entry_shared(flags, types, names_once);
+			if (!shared || !strv_has(earlier, key))
 				buf_addn(&out, (const char *)entry, (size_t)(u.p - entry));
-			if (pub_entry_shared(flags, types))
+			if (shared)
 				strv_add(&keys, key);
 			free(key);
 		}
@@ -1500,12 +1505,12 @@ done:
 }
 
 /* dedup_pub_names for both GNU name lists, then e's entries join earlier. */
-static void dedup_pub(struct elf *e, struct strv *earlier)
+static void dedup_pub(struct elf *e, struct debugfix_earlier *earlier)
 {
 	struct strv mine = {0};
-	dedup_pub_names(e, ".debug_gnu_pubtypes", earlier, &mine);
-	dedup_pub_names(e, ".debug_gnu_pubnames", earlier, &mine);
-	sorted_union(earlier, &mine);
+	dedup_pub_names(e, ".debug_gnu_pubtypes", &earlier->names, earlier->names_once, &mine);
+	dedup_pub_names(e, ".debug_gnu_pubnames", &earlier->names, earlier->names_once, &mine);
+	sorted_union(&earlier->names, &mine);
 	strv_free(&mine);
 }
 
@@ -1540,7 +1545,7 @@ int debugfix_object(char **data, size_t *len, const char *checksums, const struc
 	int r = lines && lines->n ? fix_lines(&e, lines) : 0;
 	if (r == 0 && earlier) {
 		trim_str_offsets(&e, &earlier->groups);
-		dedup_pub(&e, &earlier->names);
+		dedup_pub(&e, earlier);
 	}
 	*data = (char *)e.data;
 	*len = e.len;

@@ -50,7 +50,13 @@ struct debugfix_earlier {
 			     * the first group of each */
 	struct strv names;  /* keys of the type and namespace entries of the
 			     * GNU name lists (.debug_gnu_pubtypes/pubnames),
-			     * sorted */
+			     * sorted: with names_once, of every entry */
+	int names_once;     /* set by the caller: list every name once per
+			     * module, functions and variables too. Right when
+			     * the link builds no .gdb_index from the lists:
+			     * nothing else reads them (gdb and lldb index the
+			     * DWARF themselves), and plain ThinLTO lists each
+			     * name once per module's unit */
 };
 void debugfix_earlier_free(struct debugfix_earlier *earlier);
 
@@ -59,8 +65,8 @@ void debugfix_earlier_free(struct debugfix_earlier *earlier);
  * lines (may be NULL). With earlier (may be NULL), also shrink what the
  * earlier objects of the module make redundant: the entries of its DWARF 5
  * string offsets table that only the type units of discarded groups use,
- * and the entries of its GNU name lists for types and namespaces an
- * earlier object lists (a file this code cannot read that far keeps its
+ * and the entries of its GNU name lists for types and namespaces (all
+ * entries with earlier->names_once) an earlier object lists (a file this code cannot read that far keeps its
  * tables). Returns 0, or -1 with *why set (a static string) when the file
  * has virtual lines this code cannot put back. */
 int debugfix_object(char **data, size_t *len, const char *checksums, const struct line_map *lines,

@@ -262,6 +262,8 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		  gc->llvm_bin, NULL);
 	if (m->record)
 		strv_addl(&cmd, "--record-module", m->id, NULL);
+	if (cg->names_once)
+		strv_addl(&cmd, "--names", "once", NULL);
 	strv_add(&cmd, "--");
 	/* If a partition failed to compile, the merge runs the plain backend. */
 	backend_cmd(gc, cg, m, backend, 0, &cmd);

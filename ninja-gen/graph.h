@@ -104,6 +104,10 @@ struct graph_codegen {
 	int type_units;     /* compile partitions with -fdebug-types-section:
 	                     * graph_conf's type_units, unless the link builds a
 	                     * .gdb_index (gdb would find no type in a type unit) */
+	int names_once;     /* the merge lists each GNU pubnames name once per
+	                     * module (--names once): the link is known to build
+	                     * no .gdb_index from them (mtpc-link; the distributor
+	                     * cannot know) */
 };
 
 struct module {

@@ -133,6 +133,7 @@ static void link_codegen(const struct graph_conf *gc, const struct linkcmd *lc,
 	cg->pic = lc->mode != MODE_STATIC;
 	cg->split_dwarf = lc->split_dwarf;
 	cg->type_units = gc->type_units && !lc->gdb_index;
+	cg->names_once = !lc->gdb_index;
 }
 
 /* Files named inside -Wl, words (version scripts, linker scripts): inputs of

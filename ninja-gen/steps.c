@@ -25,6 +25,7 @@ struct step {
 	const char *cwd, *out, *dir, *tool, *module, *index, *plan, *part, *cache;
 	const char *kmax, *reloc, *min_cost, *llvm_bin, *dwo, *status;
 	const char *record_module; /* record the module's backend time under this path */
+	const char *names;         /* --names once: debugfix_earlier's names_once */
 	char **cmd; /* after "--", NULL-terminated (argv's own terminator) */
 	struct strv split_args; /* --split-arg words, for mtpc-split */
 };
@@ -55,6 +56,7 @@ static int parse(struct step *s, int argc, char **argv)
 		O(cache), O(kmax), O(reloc), O(dwo), O(status), {"--min-cost", offsetof(struct step, min_cost)},
 		{"--llvm-bin", offsetof(struct step, llvm_bin)},
 		{"--record-module", offsetof(struct step, record_module)},
+		{"--names", offsetof(struct step, names)},
 #undef O
 	};
 	for (int i = 2; i < argc; i++) {
@@ -485,7 +487,8 @@ static int fix_partitions(const struct step *s, int n, int *fixed)
 	if (mtpc_read_file(lp, &lines, &len) < 0)
 		lines = NULL;
 	int r = 0;
-	struct debugfix_earlier earlier = {0}; /* what p0 .. p<i-1> provide */
+	/* What p0 .. p<i-1> provide. */
+	struct debugfix_earlier earlier = {.names_once = s->names && !strcmp(s->names, "once")};
 	for (int i = 0; i < n && r == 0; i++) {
 		struct line_map map = {NULL, 0};
 		if (lines && debugfix_parse_lines(lines, i, &map) < 0) {
@@ -534,6 +537,10 @@ static int merge_step(const struct step *s)
 {
 	if (!need(s, s->dir, "--dir") || !need(s, s->out, "--out"))
 		return 2;
+	if (s->names && strcmp(s->names, "once")) {
+		mtpc_error("%s: --names takes 'once', not '%s'", s->name, s->names);
+		return 2;
+	}
 	char *np = xasprintf("%s/split.n", s->dir), *text = NULL;
 	size_t len;
 	int n = -1, r = 1;

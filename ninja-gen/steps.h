@@ -25,12 +25,15 @@
  *       the module through the plain backend D/backend.o, so the build still
  *       succeeds. A module the link does not use (mtpc-split's status 3) takes
  *       the same route without a warning; split.n then reads "0 unused".
- *   --merge-step --dir D --out F --llvm-bin B -- <backend command>
+ *   --merge-step --dir D --out F --llvm-bin B [--names once] -- <backend command>
  *       puts the real source checksums (D/parts/checksums.txt) and lines
  *       (D/parts/lines.txt) back in place of the placeholders and virtual
  *       lines mtpc-split gave the partitions (debugfix.h): from D/p<i>.o
  *       into D/p<i>.fix.o, and from each slot's D/p<i>.ph.dwo into the
- *       D/p<i>.dwo its skeleton names; then ld.lld -r of them, then
+ *       D/p<i>.dwo its skeleton names; drops what earlier partitions make
+ *       redundant (with --names once: every GNU name list entry an earlier
+ *       partition has, for a link that builds no .gdb_index from them,
+ *       debugfix.h names_once); then ld.lld -r of them, then
  *       llvm-objcopy with --localize-symbols=D/parts/localize.txt (the
  *       promoted symbols become local again) and
  *       --redefine-syms=D/parts/rename.txt (they get their own names back).

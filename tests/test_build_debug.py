@@ -411,9 +411,13 @@ def test_cxx_types_are_kept_once_across_partitions(cxx_g_builds):
 def test_cxx_no_type_units_with_a_gdb_index(cxx_g_builds):
     """lld's --gdb-index is built from the GNU name lists, which do not reach DWARF 5
     type units: gdb would find no C++ type of the program. So a link with it compiles
-    its partitions without type units, and the index names every type."""
+    its partitions without type units, and the index names every type. The merge keeps
+    every function entry of the name lists there (the index must name each unit that has an
+    inlined instance); without an index it keeps each name once per module."""
     b = cxx_g_builds["gdb-index"]
     assert "-fdebug-types-section" not in (b / "app.mtpc" / "build.ninja").read_text()
+    assert "--names once" not in (b / "app.mtpc" / "build.ninja").read_text()
+    assert "--names once" in (cxx_g_builds["tu"] / "app.mtpc" / "build.ninja").read_text()
     assert units(b / "app")[0] == []
     assert run([llvm_tool("llvm-readelf"), "-S", b / "app"]).stdout.count(".gdb_index") == 1
     if GDB:  # with no frame to start from, gdb looks the type up in the index

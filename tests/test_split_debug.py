@@ -5,6 +5,7 @@ merge into an object with the unsplit object's global symbols and valid DWARF.""
 import json
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -204,9 +205,10 @@ def section_size(obj, name):
                if len(f) >= 2 and f[0] == name and f[1].isdigit())
 
 
-def merge_parts(tmp_path, flags):
+def merge_parts(tmp_path, flags, merge_args=()):
     """p0..p2.o compiled from TU_PART with flags, merged by mtpc-link's merge step
-    (native.o), and the same objects put together by a plain `ld.lld -r` (plain.o)."""
+    (native.o; merge_args: its extra options), and the same objects put together by a plain
+    `ld.lld -r` (plain.o)."""
     d = tmp_path / "m"
     (d / "parts").mkdir(parents=True)
     (d / "shapes.h").write_text(TU_HEADER)
@@ -220,7 +222,7 @@ def merge_parts(tmp_path, flags):
         run([llvm_tool("clang++"), "-O2", "-c", *flags, src, "-o", objs[-1]])
     (d / "split.n").write_text("3\n")
     run([tool("mtpc-link"), "--merge-step", "--dir", d, "--out", d / "native.o",
-         "--llvm-bin", LLVM_BIN, "--"])
+         "--llvm-bin", LLVM_BIN, *merge_args, "--"])
     run([LLVM_BIN / "ld.lld", "-r", *objs, "-o", d / "plain.o"])
     return d / "native.o", d / "plain.o"
 
@@ -285,6 +287,18 @@ def test_merge_lists_each_type_of_a_module_once(tmp_path, flags):
     # the link asks for an index).
     if not shutil.which("gdb") or "-fdebug-types-section" in flags:
         return
+    outs = gdb_both(native, plain, ["-Wl,--gdb-index"], GDB_TYPES + ["break part2", "info scope part1"])
+    assert "only_in_2" in outs[0] and "by_name" in outs[0] and "No symbol" not in outs[0], outs[0]
+    assert "std::map<std::__cxx11::basic_string" in outs[0], outs[0]
+    assert outs[0] == outs[1]
+
+
+GDB_TYPES = ["ptype Own1", "ptype Own2", "ptype Bag<Box>", "info types Own", "info functions part"]
+
+
+def gdb_both(native, plain, ldflags, commands):
+    """gdb's output (addresses masked) for each of merge_parts' two objects, linked with a
+    main that calls every part: [native's, plain's]."""
     d = native.parent
     (d / "main.cpp").write_text('#include "shapes.h"\n' + "".join(
         f"struct Own{k} {{ int only_in_{k}; long also_in_{k}; }};\ndouble part{k}(Bag<Box> &, Own{k} *);\n"
@@ -293,13 +307,36 @@ def test_merge_lists_each_type_of_a_module_once(tmp_path, flags):
     outs = []
     for obj in (native, plain):
         exe = d / f"{obj.stem}.exe"
-        run([llvm_tool("clang++"), "-O2", "-g", "-fuse-ld=lld", "-Wl,--gdb-index", d / "main.cpp", obj,
-             "-o", exe])
-        assert section_size(exe, ".gdb_index") > 0
-        r = run(["gdb", "-batch", "-nx", "-ex", "ptype Own1", "-ex", "ptype Own2", "-ex", "ptype Bag<Box>",
-                 "-ex", "info types Own", "-ex", "info functions part",
-                 "-ex", "break part2", "-ex", "info scope part1", exe], check=False)
+        run([llvm_tool("clang++"), "-O2", "-g", "-fuse-ld=lld", *ldflags, d / "main.cpp", obj, "-o", exe])
+        assert (section_size(exe, ".gdb_index") > 0) == ("-Wl,--gdb-index" in ldflags)
+        r = run(["gdb", "-batch", "-nx", *[w for c in commands for w in ("-ex", c)], exe], check=False)
         outs.append(re.sub(r"0x[0-9a-f]+", "ADDR", r.stdout + r.stderr).replace(exe.name, "EXE"))
-    assert "only_in_2" in outs[0] and "by_name" in outs[0] and "No symbol" not in outs[0], outs[0]
-    assert "std::map<std::__cxx11::basic_string" in outs[0], outs[0]
+    return outs
+
+
+def test_merge_lists_each_name_once_for_a_link_without_gdb_index(tmp_path):
+    """With --names once (what mtpc-link asks when the final link builds no .gdb_index, the
+    one reader of the GNU name lists) the merge keeps the first partition's entry of every
+    name, functions and variables too: each name once per module, as the unsplit module's
+    one unit lists it. The DIEs are untouched, and gdb, which then indexes the DWARF itself,
+    finds the same types and every inlined instance in both programs."""
+    flags = ["-g", "-ggnu-pubnames", "-fdebug-types-section"]
+    native, plain = merge_parts(tmp_path, flags, ["--names", "once"])
+    names_n, names_p = gnu_names(native, ".debug_gnu_pubnames"), gnu_names(plain, ".debug_gnu_pubnames")
+    funcs_p = [n for n in names_p if n[1] == "FUNCTION"]
+    assert len(funcs_p) > len(set(funcs_p)) + 5  # functions inlined in several partitions
+    assert sorted(names_n) == sorted(set(names_p))
+    types_p = gnu_names(plain, ".debug_gnu_pubtypes")
+    assert sorted(gnu_names(native, ".debug_gnu_pubtypes")) == sorted(set(types_p))
+    assert die_text(native) == die_text(plain)
+    assert not dwarf_errors(native), dwarf_errors(native)
+    r = subprocess.run([tool("mtpc-link"), "--merge-step", "--dir", native.parent, "--out",
+                        native.parent / "x.o", "--names", "twice", "--"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--names takes 'once'" in r.stderr, r.stderr
+    if not shutil.which("gdb"):
+        return
+    begin = "std::vector<Box, std::allocator<Box> >::begin"  # inlined in every partition
+    outs = gdb_both(native, plain, [], GDB_TYPES + [f"break {begin}", "info scope part1"])
+    assert "only_in_2" in outs[0] and "No symbol" not in outs[0], outs[0]
+    assert f"Breakpoint 1 at ADDR: {begin}. (3 locations)" in outs[0], outs[0]
     assert outs[0] == outs[1]
