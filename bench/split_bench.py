@@ -218,7 +218,7 @@ def without_copies(part, clang, extract, compile_args):
 
 
 # mtpc-split --stats, second line (splitter/main.c, print_emit_stats).
-EMIT_STATS = re.compile(r"serial ([\d.]+) s \+ emit ([\d.]+) s wall on (\d+) threads; "
+EMIT_STATS = re.compile(r"serial ([\d.]+) s \+ emit ([\d.]+) s wall on (\d+) (?:threads|processes); "
                         r"emit CPU by partition \(s\):((?: [\d.]+)*)$", re.M)
 
 

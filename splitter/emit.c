@@ -1,5 +1,5 @@
 /* emit.c: see emit.h. */
-#define _POSIX_C_SOURCE 200809L /* CLOCK_THREAD_CPUTIME_ID */
+#define _POSIX_C_SOURCE 200809L /* CLOCK_THREAD_CPUTIME_ID, mkstemp */
 #include "emit.h"
 #include "llvm_shim.h"
 #include "ptrmap.h"
@@ -10,10 +10,15 @@
 #include <llvm-c/BitWriter.h>
 #include <llvm-c/Comdat.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 struct shared {
 	const char *bc;
@@ -293,6 +298,48 @@ static double thread_cpu_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* After transform(): verify m, take the debug-info maps EMIT_* asks for, and
+ * serialize it into out. Returns NULL or an error (heap). */
+static char *finish_partition(LLVMModuleRef m, int p, int verify, int debug, struct emitted *out)
+{
+	if (verify) {
+		char *msg = NULL, *err = NULL;
+		if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
+			char *nl = strchr(msg, '\n');
+			if (nl)
+				*nl = 0;
+			err = xasprintf("partition %d fails the LLVM verifier: %s", p, msg);
+		}
+		LLVMDisposeMessage(msg);
+		if (err)
+			return err;
+	}
+	if (debug & EMIT_PLACEHOLDER_CHECKSUMS) {
+		char *e = NULL;
+		out->checksums = mtpc_placeholder_checksums(m, &e);
+		if (!out->checksums) {
+			char *r = xasprintf("partition %d: placeholder checksums: %s", p, e ? e : "failed");
+			free(e);
+			return r;
+		}
+	}
+	if (debug & EMIT_VIRTUAL_LINES) {
+		char *e = NULL;
+		out->lines = mtpc_virtual_lines(m, &e);
+		if (!out->lines) {
+			char *r = xasprintf("partition %d: virtual lines: %s", p, e ? e : "failed");
+			free(e);
+			return r;
+		}
+	}
+	LLVMMemoryBufferRef ob = LLVMWriteBitcodeToMemoryBuffer(m);
+	out->len = LLVMGetBufferSize(ob);
+	out->data = xmalloc(out->len);
+	memcpy(out->data, LLVMGetBufferStart(ob), out->len);
+	LLVMDisposeMemoryBuffer(ob);
+	return NULL;
+}
+
 static char *build_partition(struct shared *sh, int p, struct emitted *out)
 {
 	double t0 = mtpc_now(), c0 = thread_cpu_now();
@@ -308,43 +355,8 @@ static char *build_partition(struct shared *sh, int p, struct emitted *out)
 		goto done;
 	}
 	err = transform(m, sh->mi, sh->plan, p);
-	if (err)
-		goto done;
-	if (sh->verify) {
-		char *msg = NULL;
-		if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
-			char *nl = strchr(msg, '\n');
-			if (nl)
-				*nl = 0;
-			err = xasprintf("partition %d fails the LLVM verifier: %s", p, msg);
-		}
-		LLVMDisposeMessage(msg);
-		if (err)
-			goto done;
-	}
-	if (sh->debug & EMIT_PLACEHOLDER_CHECKSUMS) {
-		char *e = NULL;
-		out->checksums = mtpc_placeholder_checksums(m, &e);
-		if (!out->checksums) {
-			err = xasprintf("partition %d: placeholder checksums: %s", p, e ? e : "failed");
-			free(e);
-			goto done;
-		}
-	}
-	if (sh->debug & EMIT_VIRTUAL_LINES) {
-		char *e = NULL;
-		out->lines = mtpc_virtual_lines(m, &e);
-		if (!out->lines) {
-			err = xasprintf("partition %d: virtual lines: %s", p, e ? e : "failed");
-			free(e);
-			goto done;
-		}
-	}
-	LLVMMemoryBufferRef ob = LLVMWriteBitcodeToMemoryBuffer(m);
-	out->len = LLVMGetBufferSize(ob);
-	out->data = xmalloc(out->len);
-	memcpy(out->data, LLVMGetBufferStart(ob), out->len);
-	LLVMDisposeMemoryBuffer(ob);
+	if (!err)
+		err = finish_partition(m, p, sh->verify, sh->debug, out);
 done:
 	if (m)
 		LLVMDisposeModule(m);
@@ -369,7 +381,7 @@ static void *worker(void *arg)
 }
 
 int emit_partitions(const char *bc, size_t len, const struct module_info *mi, const struct split_plan *plan,
-		    int jobs, int verify, int debug, struct emitted *out, char **error)
+		    int jobs, int verify, int debug, struct emitted *out, struct emit_run *run, char **error)
 {
 	struct shared sh = {bc, len, mi, plan, verify, debug, out,
 			    xcalloc(plan->n, sizeof(char *)), 0, PTHREAD_MUTEX_INITIALIZER};
@@ -390,6 +402,7 @@ int emit_partitions(const char *bc, size_t len, const struct module_info *mi, co
 		pthread_join(th[t], NULL);
 	free(th);
 	int rc = started + 1;
+	*run = (struct emit_run){started + 1, 0, 0};
 	*error = NULL;
 	for (int p = 0; p < plan->n; p++) {
 		if (sh.errors[p] && !*error) {
@@ -409,5 +422,237 @@ int emit_partitions(const char *bc, size_t len, const struct module_info *mi, co
 			out[p].checksums = NULL;
 			out[p].lines = NULL;
 		}
+	return rc;
+}
+
+/* A partition built in a child process: the record the child leaves at the
+ * start of its temporary file, followed by the bytes it counts. */
+struct child_record {
+	size_t len, checksums_len, lines_len, error_len;
+};
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static char *read_bytes(FILE *f, size_t n)
+{
+	char *s = xmalloc(n + 1);
+	if (fread(s, 1, n, f) != n) {
+		free(s);
+		return NULL;
+	}
+	s[n] = 0;
+	return s;
+}
+
+/* What a child copies as definitions (clone_defines). */
+struct clone_filter {
+	const struct module_info *mi;
+	const unsigned char *member; /* the partition's plan->member[p] */
+	ptrmap index;                /* global of m -> its symbol index */
+};
+
+/* mtpc_clone_module's filter: what the partition defines, carries or copies,
+ * and every alias, ifunc and llvm.* array (transform() decides about those,
+ * and they must keep their place in the module's order). */
+static int clone_defines(LLVMValueRef g, void *arg)
+{
+	struct clone_filter *cf = arg;
+	int i = ptrmap_get(&cf->index, g, -1);
+	if (i < 0)
+		return 1;
+	const struct sym *s = &cf->mi->syms[i];
+	if (s->kind == SYM_ALIAS || s->kind == SYM_IFUNC || s->role == ROLE_SPECIAL)
+		return 1;
+	return cf->member[i] >= M_CARRY;
+}
+
+/* In the child: copy from m what partition p defines or copies (the rest
+ * become declarations), make that partition of the copy and leave the
+ * record in fd. Copying a part touches far fewer of the pages the child
+ * shares with the parent than deleting the rest of m would, and each page
+ * written is a page copied. Never returns: _exit runs no destructor or
+ * atexit handler, which are the parent's business (and would free, page by
+ * page, what the child's exit drops at once). */
+static void child_build(LLVMModuleRef m, const struct module_info *mi, const struct split_plan *plan, int p,
+			int verify, int debug, int fd)
+{
+	struct emitted out = {0};
+	struct clone_filter cf = {mi, plan->member[p], {0}};
+	LLVMValueRef *vals;
+	int n = sym_enumerate(m, &vals);
+	ptrmap_init(&cf.index);
+	for (int i = 0; i < n; i++)
+		ptrmap_put(&cf.index, vals[i], i);
+	LLVMModuleRef part = mtpc_clone_module(m, clone_defines, &cf);
+	char *err = transform(part, mi, plan, p);
+	if (!err)
+		err = finish_partition(part, p, verify, debug, &out);
+	if (err)
+		out.len = 0;
+	struct child_record r = {out.len, out.checksums ? strlen(out.checksums) : 0,
+				 out.lines ? strlen(out.lines) : 0, err ? strlen(err) : 0};
+	int bad = write_all(fd, &r, sizeof r) < 0 || write_all(fd, out.data, r.len) < 0 ||
+		  write_all(fd, out.checksums, r.checksums_len) < 0 || write_all(fd, out.lines, r.lines_len) < 0 ||
+		  write_all(fd, err, r.error_len) < 0;
+	_exit(bad ? 2 : 0);
+}
+
+/* In the parent: read what the child of partition p left in f (its exit
+ * status: wstatus). Returns NULL or an error (heap). */
+static char *collect_child(FILE *f, int wstatus, int p, int debug, struct emitted *out)
+{
+	if (!WIFEXITED(wstatus))
+		return xasprintf("partition %d: its process died of signal %d", p, WTERMSIG(wstatus));
+	struct child_record r;
+	rewind(f);
+	if (WEXITSTATUS(wstatus) != 0 || fread(&r, sizeof r, 1, f) != 1)
+		return xasprintf("partition %d: its process could not write its result (exit status %d)", p,
+				 WEXITSTATUS(wstatus));
+	out->len = r.len;
+	out->data = read_bytes(f, r.len);
+	if (debug & EMIT_PLACEHOLDER_CHECKSUMS)
+		out->checksums = read_bytes(f, r.checksums_len);
+	else
+		fseek(f, (long)r.checksums_len, SEEK_CUR);
+	if (debug & EMIT_VIRTUAL_LINES)
+		out->lines = read_bytes(f, r.lines_len);
+	else
+		fseek(f, (long)r.lines_len, SEEK_CUR);
+	char *err = read_bytes(f, r.error_len);
+	if (!err)
+		return xasprintf("partition %d: its result is truncated", p);
+	if (r.error_len)
+		return err;
+	free(err);
+	if (!out->data || ((debug & EMIT_PLACEHOLDER_CHECKSUMS) && !out->checksums) ||
+	    ((debug & EMIT_VIRTUAL_LINES) && !out->lines))
+		return xasprintf("partition %d: its result is truncated", p);
+	return NULL;
+}
+
+/* User + system CPU seconds of the children reaped so far. */
+static double children_cpu(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* A temporary file in dir, already unlinked (the disk of the outputs, not
+ * /tmp's); NULL with errno set on failure. */
+static FILE *unlinked_temp(const char *dir)
+{
+	char *path = xasprintf("%s/.emit-XXXXXX", dir);
+	int fd = mkstemp(path);
+	FILE *f = NULL;
+	if (fd >= 0) {
+		unlink(path);
+		f = fdopen(fd, "w+b");
+		if (!f)
+			close(fd);
+	}
+	free(path);
+	return f;
+}
+
+int emit_partitions_forked(LLVMModuleRef m, const struct module_info *mi, const struct split_plan *plan,
+			   int jobs, int verify, int debug, const char *tmpdir, struct emitted *out,
+			   struct emit_run *run, char **error)
+{
+	int n = plan->n;
+	memset(out, 0, n * sizeof *out);
+	if (jobs < 1)
+		jobs = 1;
+	if (jobs > n)
+		jobs = n;
+	*run = (struct emit_run){jobs, 1, 0};
+	FILE **files = xcalloc(n, sizeof *files);
+	pid_t *pids = xcalloc(n, sizeof *pids);
+	double *started = xcalloc(n, sizeof *started);
+	char **errors = xcalloc(n, sizeof *errors);
+	fflush(NULL); /* nothing buffered is written twice */
+	int next = 0, running = 0;
+	double reaped_cpu = children_cpu();
+	while (next < n || running) {
+		while (next < n && running < jobs) {
+			int p = next++;
+			files[p] = unlinked_temp(tmpdir);
+			if (!files[p]) {
+				errors[p] = xasprintf("partition %d: cannot create a temporary file: %s", p,
+						      strerror(errno));
+				continue;
+			}
+			started[p] = mtpc_now();
+			double f0 = mtpc_now();
+			pids[p] = fork();
+			if (pids[p] > 0)
+				run->serial_seconds += mtpc_now() - f0;
+			if (pids[p] == 0)
+				child_build(m, mi, plan, p, verify, debug, fileno(files[p]));
+			if (pids[p] < 0) {
+				errors[p] = xasprintf("partition %d: cannot fork: %s", p, strerror(errno));
+				continue;
+			}
+			running++;
+		}
+		if (!running)
+			break;
+		int ws;
+		pid_t pid = waitpid(-1, &ws, 0);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* no child left: cannot happen while running > 0 */
+		}
+		int p = 0;
+		while (p < n && pids[p] != pid)
+			p++;
+		if (p == n)
+			continue; /* not ours */
+		running--;
+		out[p].seconds = mtpc_now() - started[p];
+		/* The children reaped so far, less those before: this one. */
+		double c = children_cpu();
+		out[p].cpu_seconds = c - reaped_cpu;
+		reaped_cpu = c;
+		errors[p] = collect_child(files[p], ws, p, debug, &out[p]);
+	}
+	int rc = jobs;
+	*error = NULL;
+	for (int p = 0; p < n; p++) {
+		if (files[p])
+			fclose(files[p]);
+		if (errors[p] && !*error) {
+			*error = errors[p];
+			rc = -1;
+		} else {
+			free(errors[p]);
+		}
+	}
+	if (rc < 0)
+		for (int p = 0; p < n; p++) {
+			free(out[p].data);
+			free(out[p].checksums);
+			free(out[p].lines);
+			out[p].data = out[p].checksums = out[p].lines = NULL;
+		}
+	free(files);
+	free(pids);
+	free(started);
+	free(errors);
 	return rc;
 }

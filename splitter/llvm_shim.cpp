@@ -20,6 +20,7 @@
 #include <llvm/LTO/LTOBackend.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/IPO/LowerTypeTests.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/IPO/WholeProgramDevirt.h>
 #include <llvm/Support/MD5.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -797,4 +798,36 @@ extern "C" char *mtpc_virtual_lines(LLVMModuleRef module, char **error)
 					n->replaceOperandWith(i, r);
 	redirect_uses(M, sub);
 	return dup_message(text);
+}
+
+extern "C" LLVMModuleRef mtpc_clone_module(LLVMModuleRef module, int (*define)(LLVMValueRef global, void *arg),
+					  void *arg)
+{
+	// Never freed: its value handles would be unregistered one by one, and
+	// the caller (a child process that exits after one partition) has no
+	// use for that.
+	ValueToValueMapTy &vmap = *new ValueToValueMapTy;
+	std::unique_ptr<Module> clone = CloneModule(*unwrap(module), vmap, [&](const GlobalValue *gv) {
+		return define(wrap(const_cast<GlobalValue *>(gv)), arg) != 0;
+	});
+	return wrap(clone.release());
+}
+
+extern "C" int mtpc_index_unhashed_modules(const char *index_path, char ***paths, char **error)
+{
+	*paths = nullptr;
+	Expected<std::unique_ptr<ModuleSummaryIndex>> index =
+		getModuleSummaryIndexForFile(index_path, /*IgnoreEmptyThinLTOIndexFile=*/true);
+	if (!index)
+		return fail(error, std::string(index_path) + ": " + toString(index.takeError()));
+	std::vector<std::string> unhashed;
+	if (*index)
+		for (const auto &e : (*index)->modulePaths())
+			if (e.second == ModuleHash{{0}})
+				unhashed.push_back(e.first().str());
+	std::sort(unhashed.begin(), unhashed.end()); // a StringMap's order is its hash table's
+	*paths = static_cast<char **>(calloc(unhashed.size() + 1, sizeof(char *)));
+	for (size_t i = 0; i < unhashed.size(); i++)
+		(*paths)[i] = strdup(unhashed[i].c_str());
+	return (int)unhashed.size();
 }

@@ -26,6 +26,13 @@ void mtpc_delete_body(LLVMValueRef function);
 int mtpc_materialize(LLVMValueRef global, char **error);
 int mtpc_materialize_all(LLVMModuleRef module, char **error);
 
+/* CloneModule with a filter: the C API can clone a whole module
+ * (LLVMCloneModule) but not only some of its definitions. Returns a copy of
+ * module in the same context, where each definition g stays one if
+ * define(g, arg) returns nonzero and becomes an external declaration
+ * otherwise; aliases and ifuncs must be defined. */
+LLVMModuleRef mtpc_clone_module(LLVMModuleRef module, int (*define)(LLVMValueRef global, void *arg), void *arg);
+
 /* GlobalAlias::eraseFromParent: the C API can erase functions, variables and
  * ifuncs but not aliases. The alias must have no uses left. */
 void mtpc_erase_alias(LLVMValueRef alias);
@@ -54,6 +61,14 @@ uint64_t mtpc_global_guid(LLVMValueRef global);
  * empty index for an archive member the link did not pull in. */
 int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
 		     LLVMModuleRef *out, char **error);
+
+/* The modules a per-module ThinLTO index names without a content hash (all
+ * zeros: their producer wrote none): the C API cannot read summaries.
+ * mtpc-split keys its outputs by the index's bytes, which hold the other
+ * modules' hashes, so the content of these must be read instead. Returns
+ * their count and sets *paths (heap, sorted, NULL-terminated; each entry
+ * heap), or -1 with *error (heap). An empty index names none. */
+int mtpc_index_unhashed_modules(const char *index_path, char ***paths, char **error);
 
 /* The promotion suffix of every module a per-module ThinLTO index names:
  * the C API cannot read summaries. ThinLTO renames a module's promoted

@@ -116,7 +116,14 @@ static void usage(FILE *f)
 		"                            measured partition times\n"
 		"      --no-cache            do not use the plan cache\n"
 		"      --module-path NAME    the module's name in the cache (default: INPUT)\n"
-		"  -j, --jobs J              threads writing partitions (default: number of CPUs)\n"
+		"  -j, --jobs J              partitions built at once (default: number of CPUs)\n"
+		"      --emit-with W         how: 'threads' (the module is written to bitcode\n"
+		"                            once and each thread reads what its partition\n"
+		"                            needs: least CPU), 'processes' (one forked\n"
+		"                            process per partition copies its part of the\n"
+		"                            module: more CPU in all, but nothing left serial),\n"
+		"                            or 'auto' (default): processes from -j 4 on.\n"
+		"                            A module with a blockaddress always uses threads\n"
 		"      --placeholder-checksums  give source files in the partitions a\n"
 		"                            placeholder checksum that no edit changes and\n"
 		"                            write OUTDIR/checksums.txt ('PLACEHOLDER REAL'\n"
@@ -133,10 +140,12 @@ static void usage(FILE *f)
 		"      --no-verify           skip the verifier\n"
 		"      --stats               print a summary on stderr: one line with the time\n"
 		"                            of each phase, one with the serial time (all but\n"
-		"                            the emission), the emission's wall time and\n"
-		"                            threads, and each partition's emission CPU time\n"
-		"                            ('serial S s + emit E s wall on T threads; emit\n"
-		"                            CPU by partition (s): C0 C1 ...')\n"
+		"                            the emission, with the time spent starting\n"
+		"                            processes), the emission's wall time and its\n"
+		"                            threads or processes, and each partition's\n"
+		"                            emission CPU time ('serial S s + emit E s wall on\n"
+		"                            T threads|processes; emit CPU by partition (s):\n"
+		"                            C0 C1 ...')\n"
 		"  -h, --help                this help\n"
 		"      --version             print the version\n"
 		"      --print-cost          do not split: for each FILE (ThinLTO objects),\n"
@@ -151,10 +160,14 @@ static void usage(FILE *f)
 		"and on 3 the output directory keeps what it had.\n");
 }
 
+/* --emit-with: how partitions are built (emit.h has both ways). */
+enum { EMIT_WITH_AUTO, EMIT_WITH_THREADS, EMIT_WITH_PROCESSES };
+
 struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
 	int partitions, jobs, verify, pic, use_seed, stats, no_cache, print_cost, debug; /* debug: EMIT_* */
 	int ipo; /* run the whole-module interprocedural passes first (ipo.h) */
+	int emit_with; /* EMIT_WITH_*: how the partitions are built */
 	char **inputs; /* --print-cost: every operand */
 	int ninputs;
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit, const_dup_limit;
@@ -215,7 +228,7 @@ static int ncpus(void)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO };
+	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_EMIT_WITH };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -250,6 +263,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"placeholder-checksums", no_argument, 0, O_PLACEHOLDERS},
 		{"virtual-lines", no_argument, 0, O_VIRTUAL_LINES},
 		{"no-ipo", no_argument, 0, O_NO_IPO},
+		{"emit-with", required_argument, 0, O_EMIT_WITH},
 		{0, 0, 0, 0},
 	};
 	*o = (struct options){.partitions = ncpus(), .jobs = ncpus(), .verify = 1, .use_seed = 1, .ipo = 1,
@@ -303,6 +317,16 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_PLACEHOLDERS: o->debug |= EMIT_PLACEHOLDER_CHECKSUMS; break;
 		case O_VIRTUAL_LINES: o->debug |= EMIT_VIRTUAL_LINES; break;
 		case O_NO_IPO: o->ipo = 0; break;
+		case O_EMIT_WITH:
+			if (!strcmp(optarg, "auto"))
+				o->emit_with = EMIT_WITH_AUTO;
+			else if (!strcmp(optarg, "threads"))
+				o->emit_with = EMIT_WITH_THREADS;
+			else if (!strcmp(optarg, "processes"))
+				o->emit_with = EMIT_WITH_PROCESSES;
+			else
+				mtpc_fatal("--emit-with: expected 'auto', 'threads' or 'processes', got '%s'", optarg);
+			break;
 		case O_VERSION: printf("mtpc-split " VERSION " (LLVM " LLVM_MAJOR ")\n"); exit(0);
 		case ':': mtpc_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
 		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
@@ -325,78 +349,132 @@ static void parse_args(int argc, char **argv, struct options *o)
 		mtpc_fatal("no output directory: use -o DIR (see --help)");
 }
 
-/* Replace *bc / *len (heap) with m's bitcode: what the emission threads
- * parse, each into its own LLVMContext. */
-static void module_bitcode(LLVMModuleRef m, char **bc, size_t *len)
+/* The module being split and, once something asks for them, its bitcode
+ * bytes: only the thread emission (each thread reads its partition back from
+ * them) and a one-partition split that is the module itself need them. */
+struct module_bytes {
+	LLVMModuleRef m;
+	char *bc;   /* heap: m's bitcode when valid, else NULL */
+	size_t len;
+	int valid;
+};
+
+/* Serialize mb->m unless mb->bc is its bitcode already. */
+static void module_bitcode(struct module_bytes *mb)
 {
-	LLVMMemoryBufferRef mb = LLVMWriteBitcodeToMemoryBuffer(m);
-	free(*bc);
-	*len = LLVMGetBufferSize(mb);
-	*bc = xmalloc(*len);
-	memcpy(*bc, LLVMGetBufferStart(mb), *len);
-	LLVMDisposeMemoryBuffer(mb);
+	if (mb->valid)
+		return;
+	LLVMMemoryBufferRef buf = LLVMWriteBitcodeToMemoryBuffer(mb->m);
+	free(mb->bc);
+	mb->len = LLVMGetBufferSize(buf);
+	mb->bc = xmalloc(mb->len);
+	memcpy(mb->bc, LLVMGetBufferStart(buf), mb->len);
+	LLVMDisposeMemoryBuffer(buf);
+	mb->valid = 1;
 }
 
-/* --ipo: the whole-module passes on m, then *bc / *len become its bitcode;
- * *secs: the time both took. */
-static void whole_module_passes(const struct options *o, LLVMModuleRef m, char **bc, size_t *len, double *secs)
-{
-	double t0 = mtpc_now();
-	char *err = NULL;
-	if (ipo_run(m, &err) < 0)
-		mtpc_fatal("%s: %s", o->input, err);
-	module_bitcode(m, bc, len);
-	*secs = mtpc_now() - t0;
-}
-
-/* Load the module to split: the bitcode bytes (*bc) and a parsed copy, after
- * the whole-module passes unless --no-ipo (*ipo_secs: their time). The
- * passes run before the input hash is taken, so that the import's result is
- * serialized once. */
-static LLVMModuleRef load_input(const struct options *o, LLVMContextRef ctx, char **diag, char **bc, size_t *len,
-				double *ipo_secs)
+/* Read the input file into *bc / *len (heap), or exit with an error. */
+static void read_input(const struct options *o, char **bc, size_t *len)
 {
 	if (mtpc_read_file(o->input, bc, len) < 0)
 		mtpc_fatal("%s: cannot read: %s", o->input, strerror(errno));
 	if (!mtpc_is_bitcode(*bc, *len))
 		mtpc_fatal("%s: not an LLVM bitcode file", o->input);
+}
+
+/* Hash one piece, prefixed by its length so that pieces cannot run together. */
+static void hash_piece(mtpc_hasher *h, const void *data, size_t len)
+{
+	uint64_t n = len;
+	mtpc_hasher_update(h, &n, sizeof n);
+	mtpc_hasher_update(h, data, len);
+}
+
+/* The key of the split's input, taken before anything is parsed, so that a
+ * rerun whose outputs are current stops at once: the LLVM version (whose
+ * import and passes make the module), the input's bytes and, with
+ * --thinlto-index, the index's bytes. Those hold the content hash of every
+ * module the import reads; a module listed without one (hash 0) adds its
+ * own bytes. The same key thus means the same module to split. */
+static void input_key(const struct options *o, const char *bc, size_t len, char hex[MTPC_HASH_HEX_LEN + 1])
+{
+	unsigned major, minor, patch;
+	LLVMGetVersion(&major, &minor, &patch);
+	char *tag = xasprintf("mtpc-split input key 1, LLVM %u.%u.%u", major, minor, patch);
+	mtpc_hasher *h = mtpc_hasher_new();
+	hash_piece(h, tag, strlen(tag));
+	free(tag);
+	hash_piece(h, bc, len);
 	if (o->index) {
-		LLVMModuleRef im;
+		char *ib, **unhashed, *err = NULL;
+		size_t ilen;
+		if (mtpc_read_file(o->index, &ib, &ilen) < 0)
+			mtpc_fatal("%s: cannot read: %s", o->index, strerror(errno));
+		hash_piece(h, ib, ilen);
+		free(ib);
+		if (mtpc_index_unhashed_modules(o->index, &unhashed, &err) < 0)
+			mtpc_fatal("%s", err);
+		for (char **p = unhashed; *p; p++) {
+			char *mb;
+			size_t mlen;
+			hash_piece(h, *p, strlen(*p));
+			/* One the import cannot read either: it fails with the reason. */
+			if (strcmp(*p, o->input) != 0 && mtpc_read_file(*p, &mb, &mlen) == 0) {
+				hash_piece(h, mb, mlen);
+				free(mb);
+			}
+			free(*p);
+		}
+		free(unhashed);
+	}
+	mtpc_hasher_finish(h, hex);
+}
+
+/* Load the module to split from its bytes (bc, len: the input file), run the
+ * import (--thinlto-index) and the whole-module passes unless --no-ipo
+ * (*ipo_secs: their time). Returns it with mb->bc the input's bytes while
+ * they are still its bitcode. */
+static void load_input(const struct options *o, LLVMContextRef ctx, char **diag, char *bc, size_t len,
+		       struct module_bytes *mb, double *ipo_secs)
+{
+	*mb = (struct module_bytes){NULL, bc, len, 1};
+	if (o->index) {
 		char *err = NULL;
-		int st = mtpc_thin_import(ctx, o->input, o->index, o->pic, &im, &err);
+		int st = mtpc_thin_import(ctx, o->input, o->index, o->pic, &mb->m, &err);
 		if (st < 0)
 			mtpc_fatal("%s", err ? err : "ThinLTO import failed");
 		if (st > 0) {
 			/* Not an error, but nothing to split: say so in the exit status. */
 			fprintf(stderr, "mtpc-split: %s: not used by the link (%s holds no module); nothing written\n",
 				o->input, o->index);
-			free(*bc);
+			free(bc);
 			exit(3);
 		}
-		if (o->imported) {
-			module_bitcode(im, bc, len);
-			if (mtpc_write_file(o->imported, *bc, *len, MTPC_WRITE_IF_CHANGED) < 0)
-				mtpc_fatal("%s: cannot write: %s", o->imported, strerror(errno));
-		}
-		if (o->ipo)
-			whole_module_passes(o, im, bc, len, ipo_secs);
-		else
-			module_bitcode(im, bc, len);
 		/* The bitcode writer keeps global order, so the imported module can
 		 * be analysed as is; each partition thread checks that its copy
 		 * enumerates the same names (emit.c). */
-		return im;
+		mb->valid = 0;
+		if (o->imported) {
+			module_bitcode(mb);
+			if (mtpc_write_file(o->imported, mb->bc, mb->len, MTPC_WRITE_IF_CHANGED) < 0)
+				mtpc_fatal("%s: cannot write: %s", o->imported, strerror(errno));
+		}
+	} else {
+		LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(bc, len, o->input, 0);
+		int bad = LLVMParseBitcodeInContext2(ctx, buf, &mb->m);
+		LLVMDisposeMemoryBuffer(buf);
+		if (bad)
+			mtpc_fatal("%s: invalid or unsupported bitcode (LLVM " LLVM_MAJOR " expected): %s", o->input,
+				   *diag ? *diag : "unknown error");
 	}
-	LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(*bc, *len, o->input, 0);
-	LLVMModuleRef m = NULL;
-	int bad = LLVMParseBitcodeInContext2(ctx, buf, &m);
-	LLVMDisposeMemoryBuffer(buf);
-	if (bad)
-		mtpc_fatal("%s: invalid or unsupported bitcode (LLVM " LLVM_MAJOR " expected): %s", o->input,
-			   *diag ? *diag : "unknown error");
-	if (o->ipo)
-		whole_module_passes(o, m, bc, len, ipo_secs);
-	return m;
+	if (o->ipo) {
+		double t0 = mtpc_now();
+		char *err = NULL;
+		if (ipo_run(mb->m, &err) < 0)
+			mtpc_fatal("%s: %s", o->input, err);
+		mb->valid = 0;
+		*ipo_secs = mtpc_now() - t0;
+	}
 }
 
 static char *path_in(const char *dir, const char *name)
@@ -667,22 +745,51 @@ static int verbatim(const struct options *o, const struct split_plan *plan)
 	return plan->n == 1 && !o->debug;
 }
 
-/* The partitions' bitcode; *threads: how many threads built them (0: the
- * one partition is the input, copied). */
-static struct emitted *emit(const struct options *o, const char *bc, size_t len,
-			    const struct module_info *mi, const struct split_plan *plan, int *threads)
+/* How the partitions get built (--emit-with): processes from 4 jobs on. A
+ * process copies its part of the parsed module, which costs more CPU than a
+ * thread reading its part back from bitcode (copy-on-write faults), but
+ * spares the one serialization that every thread waits for: with few cores
+ * the CPU counts, with many the serial time. Threads for a module with a
+ * blockaddress: the copy holds the same IR, but the bitcode writer numbers
+ * such a constant differently in it (a function's own constant instead of
+ * a module-wide one), and the partitions must not depend on -j. */
+static int use_processes(const struct options *o, const struct module_info *mi)
+{
+	if (o->emit_with == EMIT_WITH_THREADS || (o->emit_with == EMIT_WITH_AUTO && o->jobs < 4))
+		return 0;
+	for (int i = 0; i < mi->nsyms; i++)
+		if (mi->syms[i].flags & SF_BLOCKADDR)
+			return 0;
+	return 1;
+}
+
+/* The partitions' bitcode; *run: how they were built (0 workers: the one
+ * partition is the input, copied). */
+static struct emitted *emit(const struct options *o, struct module_bytes *mb, const struct module_info *mi,
+			    const struct split_plan *plan, struct emit_run *run)
 {
 	struct emitted *parts = xcalloc(plan->n, sizeof *parts);
-	*threads = 0;
+	*run = (struct emit_run){0};
 	if (verbatim(o, plan)) {
-		parts[0].data = xmalloc(len);
-		memcpy(parts[0].data, bc, len);
-		parts[0].len = len;
+		module_bitcode(mb);
+		parts[0].data = xmalloc(mb->len);
+		memcpy(parts[0].data, mb->bc, mb->len);
+		parts[0].len = mb->len;
 		return parts;
 	}
 	char *err = NULL;
-	*threads = emit_partitions(bc, len, mi, plan, o->jobs, o->verify, o->debug, parts, &err);
-	if (*threads < 0)
+	int rc;
+	if (use_processes(o, mi)) {
+		rc = emit_partitions_forked(mb->m, mi, plan, o->jobs, o->verify, o->debug, o->outdir, parts, run,
+					    &err);
+	} else {
+		double t0 = mtpc_now();
+		module_bitcode(mb);
+		double serialize = mtpc_now() - t0;
+		rc = emit_partitions(mb->bc, mb->len, mi, plan, o->jobs, o->verify, o->debug, parts, run, &err);
+		run->serial_seconds += serialize;
+	}
+	if (rc < 0)
 		mtpc_fatal("%s: %s", o->input, err);
 	return parts;
 }
@@ -741,22 +848,24 @@ static void write_outputs(const struct options *o, const struct module_info *mi,
 
 /* Phase start times of one split, for --stats. */
 struct phases {
-	double start, load, plan, emit, write; /* when each began */
+	double start, key, load, plan, emit, write; /* when each began */
 	double ipo;                            /* seconds of the whole-module passes, in load */
-	int emit_threads;                      /* threads of the emit phase (emit()) */
+	struct emit_run run;                   /* how the emit phase ran (emit()) */
 };
 
 /* --stats, second line: what a script needs to predict the split's wall
  * time on more cores than this machine has. Only the emission runs on
- * several threads: each partition's CPU time there is what its thread spent
- * on it, not waiting for a core; the rest stays serial (wall, from start to
- * now: a script timing the process adds start-up and exit). */
+ * several threads or processes: each partition's CPU time there is what its
+ * thread or process spent on it, not waiting for a core; the rest stays
+ * serial (wall, from start to now: a script timing the process adds
+ * start-up and exit). */
 static void print_emit_stats(const struct options *o, const struct split_plan *plan,
 			     const struct emitted *parts, const struct phases *t, double now)
 {
-	double emit_wall = t->write - t->emit;
-	fprintf(stderr, "mtpc-split: %s: serial %.4f s + emit %.4f s wall on %d threads; emit CPU by partition (s):",
-		o->input, now - t->start - emit_wall, emit_wall, t->emit_threads);
+	double emit_wall = t->write - t->emit - t->run.serial_seconds;
+	fprintf(stderr, "mtpc-split: %s: serial %.4f s + emit %.4f s wall on %d %s; emit CPU by partition (s):",
+		o->input, now - t->start - emit_wall, emit_wall, t->run.workers,
+		t->run.processes ? "processes" : "threads");
 	for (int p = 0; p < plan->n; p++)
 		fprintf(stderr, " %.4f", parts[p].cpu_seconds);
 	fputc('\n', stderr);
@@ -777,22 +886,21 @@ static void print_stats(const struct options *o, const struct module_info *mi,
 	fprintf(stderr,
 		"mtpc-split: %s: %d partitions, %d functions (%d dead), %d units, %d SCCs cut, "
 		"largest unit %.1f%%, %d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s "
-		"(load%s %.2f, ipo %.2f, hash + cache %.2f, plan %.2f, emit %.2f, write %.2f)\n",
+		"(key %.2f, load%s %.2f, ipo %.2f, cache %.2f, plan %.2f, emit %.2f, write %.2f)\n",
 		o->input, plan->n, mi->nfuncs_defined, mi->ndead, mi->nunits, mi->ncut_sccs,
 		mi->total_cost ? 100.0 * plan->largest_unit / mi->total_cost : 0.0, plan->npromoted,
 		plan->nshared_dups, plan->ncopies,
 		mi->total_cost ? 100.0 * (sum - mi->total_cost) / mi->total_cost : 0.0,
 		sum ? (double)maxc * plan->n / sum : 0.0, plan->nseeded, exact ? " (cache hit)" : "",
-		now - t->start, o->index ? " + import" : "", t->load - t->start - t->ipo, t->ipo, t->plan - t->load,
+		now - t->start, t->key - t->start, o->index ? " + import" : "", t->load - t->key - t->ipo, t->ipo,
+		t->plan - t->load,
 		t->emit - t->plan, t->write - t->emit, now - t->write);
 	print_emit_stats(o, plan, parts, t, now);
 }
 
-/* Plan, emit and write the split of m (bitcode bc, len bytes): the outputs
- * are not current. */
-static void split_module(const struct options *o, LLVMModuleRef m, const char *bc, size_t len,
-			 const char *input_hash, const char *options_hash, const char *options_text,
-			 struct phases *t)
+/* Plan, emit and write the split of mb->m: the outputs are not current. */
+static void split_module(const struct options *o, struct module_bytes *mb, const char *input_hash,
+			 const char *options_hash, const char *options_text, struct phases *t)
 {
 	/* The one rule the build and mtpc-cache share (mtpc_cache_resolve_path). */
 	char *cache_path = o->no_cache ? NULL : mtpc_cache_resolve_path(o->cache, NULL);
@@ -803,9 +911,9 @@ static void split_module(const struct options *o, LLVMModuleRef m, const char *b
 	t->plan = mtpc_now();
 	struct module_info mi;
 	struct split_plan plan;
-	exact = make_plan(o, m, have_seed ? &seed : NULL, exact, cache_path, &mi, &plan);
+	exact = make_plan(o, mb->m, have_seed ? &seed : NULL, exact, cache_path, &mi, &plan);
 	t->emit = mtpc_now();
-	struct emitted *parts = emit(o, bc, len, &mi, &plan, &t->emit_threads);
+	struct emitted *parts = emit(o, mb, &mi, &plan, &t->run);
 	t->write = mtpc_now();
 	struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t->start};
 	char *json = plan_to_json(&mi, &plan, &meta);
@@ -839,32 +947,50 @@ int main(int argc, char **argv)
 	if (access(o.outdir, W_OK) < 0)
 		mtpc_fatal("%s: output directory is not writable: %s", o.outdir, strerror(errno));
 
-	/* Loading a module verifies it whole for LLVM's debug-info upgrade
-	 * (UpgradeDebugInfo): a third of a -g split's CPU, and redundant here,
-	 * where each partition is verified (--verify) and the slot's compiler
-	 * runs that upgrade again on what it reads. */
-	const char *llvm_args[] = {"mtpc-split", "-disable-auto-upgrade-debug-info"};
-	LLVMParseCommandLineOptions(2, llvm_args, NULL);
-	char *diag = NULL, *bc;
+	char *bc, input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
 	size_t len;
-	LLVMContextRef ctx = LLVMContextCreate();
-	LLVMContextSetDiagnosticHandler(ctx, emit_capture_error, &diag);
-	LLVMModuleRef m = load_input(&o, ctx, &diag, &bc, &len, &t.ipo);
-	t.load = mtpc_now();
-	char input_hash[MTPC_HASH_HEX_LEN + 1], options_hash[MTPC_HASH_HEX_LEN + 1];
-	mtpc_hash_hex(bc, len, input_hash);
+	read_input(&o, &bc, &len);
+	input_key(&o, bc, len, input_hash);
 	char *options_text = options_key(&o, options_hash);
-	if (!outputs_current(o.outdir, input_hash, options_hash, o.debug))
-		split_module(&o, m, bc, len, input_hash, options_hash, options_text, &t);
+	t.key = mtpc_now();
+	/* Outputs already made from this very input need no parse at all;
+	 * --emit-imported still wants the import's result written. */
+	int current = outputs_current(o.outdir, input_hash, options_hash, o.debug);
+	struct module_bytes mb = {NULL, bc, len, 1};
+	char *diag = NULL;
+	LLVMContextRef ctx = NULL;
+	if (!current || o.imported) {
+		/* Loading a module verifies it whole for LLVM's debug-info upgrade
+		 * (UpgradeDebugInfo): a third of a -g split's CPU, and redundant here,
+		 * where each partition is verified (--verify) and the slot's compiler
+		 * runs that upgrade again on what it reads. */
+		const char *llvm_args[] = {"mtpc-split", "-disable-auto-upgrade-debug-info"};
+		LLVMParseCommandLineOptions(2, llvm_args, NULL);
+		ctx = LLVMContextCreate();
+		LLVMContextSetDiagnosticHandler(ctx, emit_capture_error, &diag);
+		/* As clang outside debug builds: local value names (kept by
+		 * sanitizers and -fno-discard-value-names) never reach an object,
+		 * and a function lists them in the order of a hash table, which
+		 * depends on the order they were added: a partition built by a
+		 * thread (names read from bitcode) and one built by a process
+		 * (names copied instruction by instruction) would differ. */
+		LLVMContextSetDiscardValueNames(ctx, 1);
+		load_input(&o, ctx, &diag, bc, len, &mb, &t.ipo);
+		t.load = mtpc_now();
+	}
+	if (!current)
+		split_module(&o, &mb, input_hash, options_hash, options_text, &t);
 	else if (o.stats)
 		fprintf(stderr, "mtpc-split: %s: outputs up to date\n", o.input);
 	free(options_text);
 	free(o.weights);
-	free(bc);
+	free(mb.bc);
 	free(diag);
 #if MTPC_FREE_AT_EXIT
-	LLVMDisposeModule(m);
-	LLVMContextDispose(ctx);
+	if (mb.m)
+		LLVMDisposeModule(mb.m);
+	if (ctx)
+		LLVMContextDispose(ctx);
 	LLVMShutdown();
 #else
 	/* As clang's -disable-free: the outputs are written, and freeing the
@@ -872,7 +998,6 @@ int main(int argc, char **argv)
 	 * SQLite's module) would only delay the partitions' compiles, which
 	 * wait for this process to exit. Sanitizer builds free it all, so that
 	 * their leak check still covers every allocation (CMakeLists.txt). */
-	(void)m;
 	(void)ctx;
 #endif
 	return 0;

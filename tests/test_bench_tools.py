@@ -58,14 +58,16 @@ def test_makespan_longest_first():
 
 
 def test_parse_emit_stats_and_predict_split():
-    err = ("mtpc-split: /x/m o.o: 3 partitions, 9 functions (0 dead), ... 0.84 s (load 0.16,"
-           " ipo 0.18, hash + cache 0.00, plan 0.02, emit 0.47, write 0.01)\n"
+    err = ("mtpc-split: /x/m o.o: 3 partitions, 9 functions (0 dead), ... 0.84 s (key 0.00,"
+           " load 0.16, ipo 0.18, cache 0.00, plan 0.02, emit 0.47, write 0.01)\n"
            "mtpc-split: /x/m o.o: serial 0.3758 s + emit 0.4669 s wall on 2 threads; "
            "emit CPU by partition (s): 0.2000 0.1500 0.1000\n")
     st = split_bench.parse_emit_stats(err)
     assert st == {"serial": 0.3758, "emit_wall": 0.4669, "emit_threads": 2,
                   "emit_cpu": [0.2, 0.15, 0.1]}
     assert split_bench.parse_emit_stats("mtpc-split: m.o: outputs up to date\n") is None
+    procs = split_bench.parse_emit_stats(err.replace("2 threads", "16 processes"))
+    assert procs == dict(st, emit_threads=16)
     pipe = {"split_wall": 0.9, "split_stats": st}
     # the process's wall without the emission, plus the emission's makespan
     assert split_bench.predict_split(pipe, 16) == pytest.approx(0.9 - 0.4669 + 0.2)

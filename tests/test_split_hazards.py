@@ -111,27 +111,30 @@ def test_one_partition_same_text(builder, fx):
 
 @pytest.mark.parametrize("fx", FIXTURES, ids=[fx.name for fx in FIXTURES])
 def test_deterministic(builder, fx):
-    """Two runs (different directories, same relative paths) give identical bytes; a re-run
-    into the same directory leaves the files untouched; a smaller N removes stale p<i>.bc."""
+    """Two runs (different directories, same relative paths) give identical bytes, and so
+    does a third that builds the partitions in processes instead of threads (--emit-with);
+    a re-run into the same directory leaves the files untouched; a smaller N removes stale
+    p<i>.bc."""
     ref = builder.reference(fx)
     work = fresh(builder.fixture_dir(fx) / "det")
     bc = ref["bcs"][0]
     trees = []
-    for run_dir in ("a", "b"):
+    for run_dir, emit_with in (("a", "threads"), ("b", "threads"), ("c", "processes")):
         d = work / run_dir
         d.mkdir()
         shutil.copyfile(bc, d / "in.bc")
-        sl.split("in.bc", "out", 4, cwd=d)
+        sl.split("in.bc", "out", 4, "--emit-with", emit_with, cwd=d)
         sl.read_partitions(d / "out", 4)
         trees.append(sl.tree_bytes(d / "out"))
-    a, b = trees
-    assert sorted(a) == sorted(b), f"different files: {sorted(a)} vs {sorted(b)}"
-    for name in a:
-        if name == "plan.json":
-            assert sl.normalized_plan(a[name]) == sl.normalized_plan(b[name]), \
-                "plan.json differs between two runs (split_seconds ignored)"
-        else:
-            assert a[name] == b[name], f"{name} differs between two identical runs"
+    a = trees[0]
+    for b, what in ((trees[1], "two identical runs"), (trees[2], "threads and processes")):
+        assert sorted(a) == sorted(b), f"different files: {sorted(a)} vs {sorted(b)}"
+        for name in a:
+            if name == "plan.json":
+                assert sl.normalized_plan(a[name]) == sl.normalized_plan(b[name]), \
+                    f"plan.json differs between {what} (split_seconds ignored)"
+            else:
+                assert a[name] == b[name], f"{name} differs between {what}"
 
     # Re-run into the same directory: content-identical files are not rewritten.
     out = work / "a" / "out"

@@ -1,7 +1,7 @@
 """mtpc-split itself under AddressSanitizer + UndefinedBehaviorSanitizer (the
-build-asan tree scripts/test.sh makes): every hazard fixture split at N=4, and
-a repeated run (the up-to-date path), must finish with no sanitizer report and
-no leak."""
+build-asan tree scripts/test.sh makes): every hazard fixture split at N=4 with
+threads, a repeated run (the up-to-date path), and a split with processes must
+finish with no sanitizer report and no leak."""
 import os
 
 import pytest
@@ -20,8 +20,10 @@ def test_split_sanitized(fx, tmp_path, asan_build_dir):
     for i, src in enumerate(fx.modules):
         bc = sl.to_bitcode(src, tmp_path / f"m{i}.bc", pic=fx.shared, cflags=fx.cflags)
         out = tmp_path / f"out{i}"
-        for attempt in range(2):
-            r = run([split, bc, "-o", out, "--partitions", "4", "--stats"], check=False, env=SAN_ENV)
+        # threads, the same again (up to date), then processes (--emit-with)
+        for d, how in ((out, "threads"), (out, "threads"), (tmp_path / f"proc{i}", "processes")):
+            r = run([split, bc, "-o", d, "--partitions", "4", "--stats", "--emit-with", how],
+                    check=False, env=SAN_ENV)
             assert r.returncode == 0, r.stderr
             assert "Sanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr
 

@@ -24,13 +24,15 @@ def split_stats(bc, out, n, *extra):
     assert len(lines) == 2, m.stderr
     st = split_bench.parse_emit_stats(m.stderr)
     assert st, m.stderr
+    st["line"] = lines[1]
     return st, lines[0], m.cpu
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_emit_cpu_per_partition(stress_bc, tmp_path, jobs):
+@pytest.mark.parametrize("jobs,how", [(1, "threads"), (2, "threads"), (2, "processes")])
+def test_emit_cpu_per_partition(stress_bc, tmp_path, jobs, how):
     out = tmp_path / "out"
-    st, first, cpu = split_stats(stress_bc, out, 4, "-j", str(jobs))
+    st, first, cpu = split_stats(stress_bc, out, 4, "-j", str(jobs), "--emit-with", how)
+    assert f"wall on {st['emit_threads']} {how};" in st["line"]
     written = sorted(out.glob("p*.bc"))
     assert len(written) >= 2, first
     assert f"{len(written)} partitions" in first      # the first line is as it was
@@ -40,12 +42,14 @@ def test_emit_cpu_per_partition(stress_bc, tmp_path, jobs):
     assert st["serial"] > 0 and st["emit_wall"] > 0, st
     total = sum(st["emit_cpu"])
     assert total > 0, st
-    # Each thread's partitions are built one after another inside the emit phase, and a
-    # thread's CPU time never exceeds its wall time: a process-wide clock (which counts
-    # the other threads' work too) or a clock around more than the emission breaks this.
+    # Each thread's (or process slot's) partitions are built one after another inside the
+    # emit phase, and a thread's CPU time never exceeds its wall time: a process-wide clock
+    # (which counts the other threads' work too) or a clock around more than the emission
+    # breaks this.
     # Tolerance: the 4-decimal rounding and clock granularity.
     assert total <= st["emit_wall"] * st["emit_threads"] + 1e-3 * len(written), st
-    # The emission's CPU is part of the process's CPU (os.wait4 of the child).
+    # The emission's CPU is part of the process's CPU (os.wait4 of the child, which counts
+    # the processes it waited for).
     assert total <= cpu + 1e-3 * len(written), (st, cpu)
 
 
