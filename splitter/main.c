@@ -123,7 +123,8 @@ static void usage(FILE *f)
 		"                            process per partition copies its part of the\n"
 		"                            module: more CPU in all, but nothing left serial),\n"
 		"                            or 'auto' (default): processes from -j 4 on.\n"
-		"                            A module with a blockaddress always uses threads\n"
+		"                            A module with a blockaddress, and from LLVM 21 on\n"
+		"                            one with debug info, always uses threads\n"
 		"      --placeholder-checksums  give source files in the partitions a\n"
 		"                            placeholder checksum that no edit changes and\n"
 		"                            write OUTDIR/checksums.txt ('PLACEHOLDER REAL'\n"
@@ -752,15 +753,18 @@ static int verbatim(const struct options *o, const struct split_plan *plan)
  * the CPU counts, with many the serial time. Threads for a module with a
  * blockaddress: the copy holds the same IR, but the bitcode writer numbers
  * such a constant differently in it (a function's own constant instead of
- * a module-wide one), and the partitions must not depend on -j. */
-static int use_processes(const struct options *o, const struct module_info *mi)
+ * a module-wide one), and the partitions must not depend on -j. For the
+ * same reason threads for a module with debug info from LLVM 21 on: copying
+ * a function gives its key-instruction atom groups new numbers. */
+static int use_processes(const struct options *o, LLVMModuleRef m, const struct module_info *mi)
 {
 	if (o->emit_with == EMIT_WITH_THREADS || (o->emit_with == EMIT_WITH_AUTO && o->jobs < 4))
 		return 0;
 	for (int i = 0; i < mi->nsyms; i++)
 		if (mi->syms[i].flags & SF_BLOCKADDR)
 			return 0;
-	return 1;
+	static const char cu[] = "llvm.dbg.cu";
+	return MTPC_LLVM_MAJOR < 21 || !LLVMGetNamedMetadata(m, cu, sizeof cu - 1);
 }
 
 /* The partitions' bitcode; *run: how they were built (0 workers: the one
@@ -779,7 +783,7 @@ static struct emitted *emit(const struct options *o, struct module_bytes *mb, co
 	}
 	char *err = NULL;
 	int rc;
-	if (use_processes(o, mi)) {
+	if (use_processes(o, mb->m, mi)) {
 		rc = emit_partitions_forked(mb->m, mi, plan, o->jobs, o->verify, o->debug, o->outdir, parts, run,
 					    &err);
 	} else {
@@ -934,6 +938,27 @@ static void split_module(const struct options *o, struct module_bytes *mb, const
 	free(cache_path);
 }
 
+/* The context the module is loaded into; its errors go to *diag. */
+static LLVMContextRef load_context(char **diag)
+{
+	/* Loading a module verifies it whole for LLVM's debug-info upgrade
+	 * (UpgradeDebugInfo): a third of a -g split's CPU, and redundant here,
+	 * where each partition is verified (--verify) and the slot's compiler
+	 * runs that upgrade again on what it reads. */
+	const char *llvm_args[] = {"mtpc-split", "-disable-auto-upgrade-debug-info"};
+	LLVMParseCommandLineOptions(2, llvm_args, NULL);
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMContextSetDiagnosticHandler(ctx, emit_capture_error, diag);
+	/* As clang outside debug builds: local value names (kept by
+	 * sanitizers and -fno-discard-value-names) never reach an object,
+	 * and a function lists them in the order of a hash table, which
+	 * depends on the order they were added: a partition built by a
+	 * thread (names read from bitcode) and one built by a process
+	 * (names copied instruction by instruction) would differ. */
+	LLVMContextSetDiscardValueNames(ctx, 1);
+	return ctx;
+}
+
 int main(int argc, char **argv)
 {
 	mtpc_set_progname(argv[0]);
@@ -960,21 +985,7 @@ int main(int argc, char **argv)
 	char *diag = NULL;
 	LLVMContextRef ctx = NULL;
 	if (!current || o.imported) {
-		/* Loading a module verifies it whole for LLVM's debug-info upgrade
-		 * (UpgradeDebugInfo): a third of a -g split's CPU, and redundant here,
-		 * where each partition is verified (--verify) and the slot's compiler
-		 * runs that upgrade again on what it reads. */
-		const char *llvm_args[] = {"mtpc-split", "-disable-auto-upgrade-debug-info"};
-		LLVMParseCommandLineOptions(2, llvm_args, NULL);
-		ctx = LLVMContextCreate();
-		LLVMContextSetDiagnosticHandler(ctx, emit_capture_error, &diag);
-		/* As clang outside debug builds: local value names (kept by
-		 * sanitizers and -fno-discard-value-names) never reach an object,
-		 * and a function lists them in the order of a hash table, which
-		 * depends on the order they were added: a partition built by a
-		 * thread (names read from bitcode) and one built by a process
-		 * (names copied instruction by instruction) would differ. */
-		LLVMContextSetDiscardValueNames(ctx, 1);
+		ctx = load_context(&diag);
 		load_input(&o, ctx, &diag, bc, len, &mb, &t.ipo);
 		t.load = mtpc_now();
 	}

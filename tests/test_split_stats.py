@@ -67,3 +67,15 @@ def test_up_to_date_split_prints_no_emission(stress_bc, tmp_path):
     m = lib.run_measured([tool("mtpc-split"), stress_bc, "-o", out, "--partitions", 2,
                           "--no-cache", "--stats"])
     assert "outputs up to date" in m.stderr and split_bench.parse_emit_stats(m.stderr) is None
+
+
+def test_processes_fall_back_to_threads_for_a_blockaddress(tmp_path):
+    """--emit-with processes builds a module that takes a blockaddress with threads (a copy
+    numbers that constant differently, and a partition's bytes must not depend on -j); the
+    stats line says which way ran."""
+    bc = sl.to_bitcode(sl.HAZARDS / "blockaddress.c", tmp_path / "m.bc")
+    st, _, _ = split_stats(bc, tmp_path / "out", 4, "-j", "4", "--emit-with", "processes")
+    assert " threads;" in st["line"], st["line"]
+    plain = sl.stress_module(3, tmp_path / "s.bc", funcs=4, size=200)
+    st, _, _ = split_stats(plain, tmp_path / "out2", 4, "-j", "4")
+    assert " processes;" in st["line"], st["line"]  # auto: processes from -j 4 on
