@@ -170,3 +170,13 @@ def test_split_bench_unit_and_pipeline(tmp_path):
         data["unsplit"]["backend_cpu"]
         / (s["split_wall_predicted"] + run["merge_wall"] + run["max_cpu"]))
     assert "split_stats" not in data["splitters"]["llvm-split"]["runs"][0]["pipeline"]
+
+
+def test_wrap_sweep_counts_dwarf_errors_only_mtpc_adds():
+    import wrap_sweep
+    off = "error: DIE 0x0000beef has a bad DW_AT_ranges\nerror: line table 0x10 is unsorted\n"
+    on_same = "error: DIE 0x0000cafe has a bad DW_AT_ranges\nerror: line table 0x20 is unsorted\n"
+    assert wrap_sweep.verify_errors_only_on(off, on_same) == []
+    assert wrap_sweep.verify_errors_only_on(off, on_same + "error: DIE 0x1 has no name\n") == \
+        ["error: DIE 0x_ has no name"]
+    assert wrap_sweep.verify_errors_only_on("", "") == []
