@@ -380,6 +380,30 @@ static void *worker(void *arg)
 	}
 }
 
+/* The end of either emission: *error = the first partition's error, if any
+ * (the others freed, with errors itself), and then nothing of out[] kept.
+ * Returns rc, or -1 after an error. */
+static int finish_emission(char **errors, struct emitted *out, int n, int rc, char **error)
+{
+	*error = NULL;
+	for (int p = 0; p < n; p++) {
+		if (errors[p] && !*error)
+			*error = errors[p];
+		else
+			free(errors[p]);
+	}
+	free(errors);
+	if (!*error)
+		return rc;
+	for (int p = 0; p < n; p++) {
+		free(out[p].data);
+		free(out[p].checksums);
+		free(out[p].lines);
+		out[p].data = out[p].checksums = out[p].lines = NULL;
+	}
+	return -1;
+}
+
 int emit_partitions(const char *bc, size_t len, const struct module_info *mi, const struct split_plan *plan,
 		    int jobs, int verify, int debug, struct emitted *out, struct emit_run *run, char **error)
 {
@@ -401,28 +425,8 @@ int emit_partitions(const char *bc, size_t len, const struct module_info *mi, co
 	for (int t = 1; t <= started; t++)
 		pthread_join(th[t], NULL);
 	free(th);
-	int rc = started + 1;
 	*run = (struct emit_run){started + 1, 0, 0};
-	*error = NULL;
-	for (int p = 0; p < plan->n; p++) {
-		if (sh.errors[p] && !*error) {
-			*error = sh.errors[p];
-			rc = -1;
-		} else {
-			free(sh.errors[p]);
-		}
-	}
-	free(sh.errors);
-	if (rc < 0)
-		for (int p = 0; p < plan->n; p++) {
-			free(out[p].data);
-			free(out[p].checksums);
-			free(out[p].lines);
-			out[p].data = NULL;
-			out[p].checksums = NULL;
-			out[p].lines = NULL;
-		}
-	return rc;
+	return finish_emission(sh.errors, out, plan->n, started + 1, error);
 }
 
 /* A partition built in a child process: the record the child leaves at the
@@ -631,28 +635,11 @@ int emit_partitions_forked(LLVMModuleRef m, const struct module_info *mi, const 
 		reaped_cpu = c;
 		errors[p] = collect_child(files[p], ws, p, debug, &out[p]);
 	}
-	int rc = jobs;
-	*error = NULL;
-	for (int p = 0; p < n; p++) {
+	for (int p = 0; p < n; p++)
 		if (files[p])
 			fclose(files[p]);
-		if (errors[p] && !*error) {
-			*error = errors[p];
-			rc = -1;
-		} else {
-			free(errors[p]);
-		}
-	}
-	if (rc < 0)
-		for (int p = 0; p < n; p++) {
-			free(out[p].data);
-			free(out[p].checksums);
-			free(out[p].lines);
-			out[p].data = out[p].checksums = out[p].lines = NULL;
-		}
 	free(files);
 	free(pids);
 	free(started);
-	free(errors);
-	return rc;
+	return finish_emission(errors, out, n, jobs, error);
 }

@@ -355,9 +355,9 @@ static void parse_args(int argc, char **argv, struct options *o)
  * them) and a one-partition split that is the module itself need them. */
 struct module_bytes {
 	LLVMModuleRef m;
-	char *bc;   /* heap: m's bitcode when valid, else NULL */
+	char *bc;   /* heap: the input file's bytes, then m's bitcode once serialized */
 	size_t len;
-	int valid;
+	int valid;  /* bc is m's bitcode (no import or pass changed m since) */
 };
 
 /* Serialize mb->m unless mb->bc is its bitcode already. */
@@ -431,14 +431,12 @@ static void input_key(const struct options *o, const char *bc, size_t len, char 
 	mtpc_hasher_finish(h, hex);
 }
 
-/* Load the module to split from its bytes (bc, len: the input file), run the
- * import (--thinlto-index) and the whole-module passes unless --no-ipo
- * (*ipo_secs: their time). Returns it with mb->bc the input's bytes while
- * they are still its bitcode. */
-static void load_input(const struct options *o, LLVMContextRef ctx, char **diag, char *bc, size_t len,
-		       struct module_bytes *mb, double *ipo_secs)
+/* Load mb->m from the input file's bytes (mb->bc), run the import
+ * (--thinlto-index) and the whole-module passes unless --no-ipo (*ipo_secs:
+ * their time). mb->valid stays set while mb->bc is still its bitcode. */
+static void load_input(const struct options *o, LLVMContextRef ctx, char **diag, struct module_bytes *mb,
+		       double *ipo_secs)
 {
-	*mb = (struct module_bytes){NULL, bc, len, 1};
 	if (o->index) {
 		char *err = NULL;
 		int st = mtpc_thin_import(ctx, o->input, o->index, o->pic, &mb->m, &err);
@@ -448,7 +446,7 @@ static void load_input(const struct options *o, LLVMContextRef ctx, char **diag,
 			/* Not an error, but nothing to split: say so in the exit status. */
 			fprintf(stderr, "mtpc-split: %s: not used by the link (%s holds no module); nothing written\n",
 				o->input, o->index);
-			free(bc);
+			free(mb->bc);
 			exit(3);
 		}
 		/* The bitcode writer keeps global order, so the imported module can
@@ -461,7 +459,7 @@ static void load_input(const struct options *o, LLVMContextRef ctx, char **diag,
 				mtpc_fatal("%s: cannot write: %s", o->imported, strerror(errno));
 		}
 	} else {
-		LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(bc, len, o->input, 0);
+		LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(mb->bc, mb->len, o->input, 0);
 		int bad = LLVMParseBitcodeInContext2(ctx, buf, &mb->m);
 		LLVMDisposeMemoryBuffer(buf);
 		if (bad)
@@ -986,7 +984,7 @@ int main(int argc, char **argv)
 	LLVMContextRef ctx = NULL;
 	if (!current || o.imported) {
 		ctx = load_context(&diag);
-		load_input(&o, ctx, &diag, bc, len, &mb, &t.ipo);
+		load_input(&o, ctx, &diag, &mb, &t.ipo);
 		t.load = mtpc_now();
 	}
 	if (!current)
