@@ -17,6 +17,7 @@ unmodified upstream CMake project and enables its targets through bench/wrap/wra
              -DMTPC_{LINK,SPLIT,CACHE,DISTRIBUTE}_EXECUTABLE=<the tools of the mtpc build>
              -DMTPC_SPLIT_THRESHOLD=0 -DMTPC_MAX_PARTITIONS=4 (2 for jansson and snappy)
              -DMTPC_JOBS=<--jobs> -DMTPC_CACHE=<a fresh plan cache in the build dir>
+             [-DMTPC_SPLIT_ARGS=<--split-args>, the MTPC build only]
              -D<the wrapper's source variable>=<the source tree>
              (-DBUILD_SHARED_LIBS=ON for pugixml, tinyxml2, double-conversion, so that
              their exports are compared)
@@ -279,6 +280,8 @@ def configure_and_build(project, mode, source, bdir, tc, args):
            "-DMTPC_SPLIT_THRESHOLD=0", f"-DMTPC_MAX_PARTITIONS={parts}",
            f"-DMTPC_JOBS={args.jobs}", f"-DMTPC_CACHE={bdir / 'plans.sqlite'}",
            f"-D{spec['var']}={source}", *spec.get("defs", [])]
+    if mode == "ON" and args.split_args:
+        cmd.append(f"-DMTPC_SPLIT_ARGS={';'.join(args.split_args.split())}")
     res = {"dir": str(bdir), "partitions": parts, "configure_log": str(conf_log),
            "build_log": str(build_log)}
     stamp = bdir / "build.cmd"
@@ -925,6 +928,10 @@ def main(argv=None):
     ap.add_argument("--partitions", type=int, default=0,
                     help="MTPC_MAX_PARTITIONS for every project (default: 4, 2 for jansson "
                          "and snappy)")
+    ap.add_argument("--split-args", default="",
+                    help="more mtpc-split options for the MTPC build (MTPC_SPLIT_ARGS; "
+                         "words split at spaces), e.g. '--emit-with processes' to build "
+                         "the partitions in processes below 4 jobs too")
     ap.add_argument("--timeout", type=int, default=3600,
                     help="seconds for each configure and each build (default 3600)")
     ap.add_argument("--test-timeout", type=int, default=600,
@@ -976,7 +983,8 @@ def main(argv=None):
             "mtpc_build": str(tc.build), "checkout_commit": head.strip() if rc_git == 0 else None,
             "tools": {v: {"path": p, "sha256": tc.sha256[v]} for v, p in tc.tools.items()},
             "llvm_version": tc.version, "cc": tc.cc, "cxx": tc.cxx,
-            "build_type": args.build_type, "jobs": args.jobs, "results": results}
+            "build_type": args.build_type, "jobs": args.jobs, "split_args": args.split_args,
+            "results": results}
 
     def dump():
         if args.json:
