@@ -180,3 +180,28 @@ def test_wrap_sweep_counts_dwarf_errors_only_mtpc_adds():
     assert wrap_sweep.verify_errors_only_on(off, on_same + "error: DIE 0x1 has no name\n") == \
         ["error: DIE 0x_ has no name"]
     assert wrap_sweep.verify_errors_only_on("", "") == []
+
+
+def test_wrap_sweep_split_args_reach_only_the_mtpc_build(tmp_path, monkeypatch):
+    """--split-args becomes MTPC_SPLIT_ARGS (a ;-list) of the MTPC build's configure, and is
+    not passed to the plain build, whose command would otherwise differ from an earlier run's."""
+    import types
+
+    import wrap_sweep
+    seen = {}
+
+    def fake_run(cmd, timeout=None, out=None):
+        seen[cmd[cmd.index("-B") + 1].name] = [str(c) for c in cmd]
+        return 1, ""  # configure "fails": nothing is built
+
+    monkeypatch.setattr(wrap_sweep, "run", fake_run)
+    tc = types.SimpleNamespace(cc="clang-19", cxx="clang++-19", build=tmp_path / "mtpc",
+                               tools={}, sha256={})
+    args = types.SimpleNamespace(partitions=0, build_type="Release", jobs=2, timeout=5,
+                                 reuse_builds=False, split_args="--emit-with processes")
+    for mode in ("OFF", "ON"):
+        r = wrap_sweep.configure_and_build("tinyxml2", mode, tmp_path / "src",
+                                           tmp_path / mode.lower(), tc, args)
+        assert r["configure_rc"] == 1 and not r["ok"]
+    assert "-DMTPC_SPLIT_ARGS=--emit-with;processes" in seen["on"]
+    assert not any(a.startswith("-DMTPC_SPLIT_ARGS") for a in seen["off"])
