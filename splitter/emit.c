@@ -608,7 +608,18 @@ int emit_partitions_forked(LLVMModuleRef m, const struct module_info *mi, const 
 			if (pids[p] == 0)
 				child_build(m, mi, plan, p, verify, debug, fileno(files[p]));
 			if (pids[p] < 0) {
-				errors[p] = xasprintf("partition %d: cannot fork: %s", p, strerror(errno));
+				int e = errno;
+				if (running > 0 && (e == EAGAIN || e == ENOMEM)) {
+					/* Out of processes or memory for now (a pids
+					 * limit, say): this partition waits for a
+					 * running one to end, and fewer run at once. */
+					fclose(files[p]);
+					files[p] = NULL;
+					next--;
+					jobs = running;
+					break;
+				}
+				errors[p] = xasprintf("partition %d: cannot fork: %s", p, strerror(e));
 				continue;
 			}
 			running++;

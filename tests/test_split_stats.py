@@ -2,12 +2,14 @@
 (bench/split_bench.py, predict_split): the serial time, the emission's wall time and
 threads, and one emission CPU time per partition written, each from the CPU clock of the
 thread that built the partition."""
+import os
+
 import pytest
 
 import lib  # bench/lib.py (conftest puts bench/ on the path): os.wait4 CPU of a child
 import split_bench
 import splitlib as sl
-from conftest import tool
+from conftest import llvm_tool, run, tool
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +81,59 @@ def test_processes_fall_back_to_threads_for_a_blockaddress(tmp_path):
     plain = sl.stress_module(3, tmp_path / "s.bc", funcs=4, size=200)
     st, _, _ = split_stats(plain, tmp_path / "out2", 4, "-j", "4")
     assert " processes;" in st["line"], st["line"]  # auto: processes from -j 4 on
+
+
+# fork() replaced (LD_PRELOAD) by one that fails with EAGAIN: MTPC_TEST_FORK_FAIL=once
+# fails the second call only (one child is running then), =always fails every call.
+FAILING_FORK = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+pid_t fork(void)
+{
+	static int calls;
+	const char *how = getenv("MTPC_TEST_FORK_FAIL");
+	calls++;
+	if (how && (strcmp(how, "always") == 0 || (strcmp(how, "once") == 0 && calls == 2))) {
+		errno = EAGAIN;
+		return -1;
+	}
+	pid_t (*real)(void) = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
+	return real();
+}
+"""
+
+
+def test_processes_wait_when_fork_fails(stress_bc, tmp_path):
+    """Out of processes (fork fails with EAGAIN, as under a pids limit): while a partition's
+    process runs, the next partition waits for it and the split completes with the same bytes
+    as threads; with no process running to wait for, the split fails in one line naming the
+    partition and writes nothing (mtpc-link then builds the module unsplit)."""
+    (tmp_path / "fork.c").write_text(FAILING_FORK)
+    hook = tmp_path / "libfork.so"
+    run([llvm_tool("clang"), "-shared", "-fPIC", "-o", hook, tmp_path / "fork.c", "-ldl"])
+    ref = tmp_path / "threads"
+    split_stats(stress_bc, ref, 4, "-j", "4", "--emit-with", "threads")
+
+    def split(out, how):
+        env = dict(os.environ, LD_PRELOAD=str(hook), MTPC_TEST_FORK_FAIL=how)
+        return run([tool("mtpc-split"), stress_bc, "-o", out, "--partitions", "4", "-j", "4",
+                       "--no-cache", "--no-seed", "--emit-with", "processes"], check=False,
+                      env=env)
+
+    r = split(tmp_path / "once", "once")
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in ref.glob("p*.bc"))
+    assert len(names) == 4 and names == sorted(p.name for p in (tmp_path / "once").glob("p*.bc"))
+    for n in names:
+        assert (ref / n).read_bytes() == (tmp_path / "once" / n).read_bytes(), n
+    out = tmp_path / "always"
+    r = split(out, "always")
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "partition 0: cannot fork: Resource temporarily unavailable" \
+        in lines[0], r.stderr
+    assert not out.exists() or not any(out.glob("*.bc")), list(out.iterdir())
