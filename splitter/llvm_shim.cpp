@@ -807,6 +807,21 @@ extern "C" LLVMModuleRef mtpc_clone_module(LLVMModuleRef module, int (*define)(L
 	// the caller (a child process that exits after one partition) has no
 	// use for that.
 	ValueToValueMapTy &vmap = *new ValueToValueMapTy;
+#if LLVM_VERSION_MAJOR >= 21
+	// Copying a block gives each key-instruction atom group a new number
+	// (the same location may appear twice in a duplicated path). A copy of
+	// the module moves the code instead: every group that a copied body
+	// names is mapped to itself, so the copy's debug locations are those
+	// of the original, as the bitcode of the module itself would give.
+	for (Function &f : *unwrap(module)) {
+		if (f.isDeclaration() || !define(wrap(&f), arg))
+			continue;
+		for (const Instruction &i : instructions(f))
+			if (const DILocation *dl = i.getDebugLoc().get())
+				if (uint64_t group = dl->getAtomGroup())
+					vmap.AtomMap.insert({{dl->getInlinedAt(), group}, group});
+	}
+#endif
 	std::unique_ptr<Module> clone = CloneModule(*unwrap(module), vmap, [&](const GlobalValue *gv) {
 		return define(wrap(const_cast<GlobalValue *>(gv)), arg) != 0;
 	});

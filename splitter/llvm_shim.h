@@ -30,7 +30,9 @@ int mtpc_materialize_all(LLVMModuleRef module, char **error);
  * (LLVMCloneModule) but not only some of its definitions. Returns a copy of
  * module in the same context, where each definition g stays one if
  * define(g, arg) returns nonzero and becomes an external declaration
- * otherwise; aliases and ifuncs must be defined. */
+ * otherwise; aliases and ifuncs must be defined. From LLVM 21 the copy keeps
+ * the key-instruction atom groups of the debug locations (a plain
+ * CloneModule numbers them anew, as for a duplicated path). */
 LLVMModuleRef mtpc_clone_module(LLVMModuleRef module, int (*define)(LLVMValueRef global, void *arg), void *arg);
 
 /* GlobalAlias::eraseFromParent: the C API can erase functions, variables and

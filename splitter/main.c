@@ -751,18 +751,15 @@ static int verbatim(const struct options *o, const struct split_plan *plan)
  * the CPU counts, with many the serial time. Threads for a module with a
  * blockaddress: the copy holds the same IR, but the bitcode writer numbers
  * such a constant differently in it (a function's own constant instead of
- * a module-wide one), and the partitions must not depend on -j. For the
- * same reason threads for a module with debug info from LLVM 21 on: copying
- * a function gives its key-instruction atom groups new numbers. */
-static int use_processes(const struct options *o, LLVMModuleRef m, const struct module_info *mi)
+ * a module-wide one), and the partitions must not depend on -j. */
+static int use_processes(const struct options *o, const struct module_info *mi)
 {
 	if (o->emit_with == EMIT_WITH_THREADS || (o->emit_with == EMIT_WITH_AUTO && o->jobs < 4))
 		return 0;
 	for (int i = 0; i < mi->nsyms; i++)
 		if (mi->syms[i].flags & SF_BLOCKADDR)
 			return 0;
-	static const char cu[] = "llvm.dbg.cu";
-	return MTPC_LLVM_MAJOR < 21 || !LLVMGetNamedMetadata(m, cu, sizeof cu - 1);
+	return 1;
 }
 
 /* The partitions' bitcode; *run: how they were built (0 workers: the one
@@ -781,7 +778,7 @@ static struct emitted *emit(const struct options *o, struct module_bytes *mb, co
 	}
 	char *err = NULL;
 	int rc;
-	if (use_processes(o, mb->m, mi)) {
+	if (use_processes(o, mi)) {
 		rc = emit_partitions_forked(mb->m, mi, plan, o->jobs, o->verify, o->debug, o->outdir, parts, run,
 					    &err);
 	} else {
