@@ -107,7 +107,10 @@ PROJECTS = {
     "double-conversion": {"src": "double-conversion", "var": "DC_SOURCE_DIR",
                           "need": "CMakeLists.txt", "defs": SHARED},
     "jansson": {"src": "jansson", "var": "SRC_DIR", "need": "CMakeLists.txt", "partitions": 2},
-    "snappy": {"src": "snappy", "var": "SRC_DIR", "need": "CMakeLists.txt", "partitions": 2},
+    # snappy adds -Werror for clang unless CMAKE_CXX_FLAGS already holds it; clang 22's new
+    # -Wuninitialized-const-pointer then stops its snappy-test.cc, with or without MTPC
+    "snappy": {"src": "snappy", "var": "SRC_DIR", "need": "CMakeLists.txt", "partitions": 2,
+               "defs": ["-DCMAKE_CXX_FLAGS=-Werror -Wno-error"]},
     "brotli": {"src": "brotli", "var": "BROTLI_SOURCE_DIR", "need": "CMakeLists.txt"},
     "pcre2": {"src": "pcre2", "var": "PCRE2_SOURCE_DIR", "need": "CMakeLists.txt",
               "test_env": {"srcdir": "{source}"}},
