@@ -813,7 +813,11 @@ extern "C" LLVMModuleRef mtpc_clone_module(LLVMModuleRef module, int (*define)(L
 	// the module moves the code instead: every group that a copied body
 	// names is mapped to itself, so the copy's debug locations are those
 	// of the original, as the bitcode of the module itself would give.
+	// Without a compile unit there are no debug locations to walk for.
+	bool debug = unwrap(module)->getNamedMetadata("llvm.dbg.cu") != nullptr;
 	for (Function &f : *unwrap(module)) {
+		if (!debug)
+			break;
 		if (f.isDeclaration() || !define(wrap(&f), arg))
 			continue;
 		for (const Instruction &i : instructions(f))

@@ -121,8 +121,7 @@ def test_processes_wait_when_fork_fails(stress_bc, tmp_path):
     def split(out, how):
         env = dict(os.environ, LD_PRELOAD=str(hook), MTPC_TEST_FORK_FAIL=how)
         return run([tool("mtpc-split"), stress_bc, "-o", out, "--partitions", "4", "-j", "4",
-                       "--no-cache", "--no-seed", "--emit-with", "processes"], check=False,
-                      env=env)
+                    "--no-cache", "--no-seed", "--emit-with", "processes"], check=False, env=env)
 
     r = split(tmp_path / "once", "once")
     assert r.returncode == 0, r.stderr
