@@ -229,8 +229,8 @@ static int emit_thinlink(const struct graph_conf *gc, struct graph *g, const cha
 	strv_addv(&ins, deps);
 	int r = nw_build2(&g->ninja, shards.v, V(REGULAR_LTO_OBJ), "thinlink", ins.v,
 			  V("thinlink.rsp", "modules.list"), NULL);
-	strv_addl(&cmd, gc->self, "--thinlink-step", "--cwd", gc->outer_cwd, "--dir", gc->inner,
-		  "--", driver, NULL);
+	strv_addl(&cmd, gc->self, "--thinlink-step", "--cwd", gc->outer_cwd, "--dir", gc->inner, "--tool",
+		  gc->split_tool, "--llvm-bin", gc->llvm_bin, "--", driver, NULL);
 	strv_addown(&cmd, xasprintf("@%s/thinlink.rsp", gc->inner));
 	r |= nw_cmd_var(&g->ninja, "cmd", cmd.v);
 	buf_add(&g->ninja, "  desc = MTPC thin link\n\n");

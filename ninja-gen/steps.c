@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "steps.h"
 #include "debugfix.h"
+#include "elfsyms.h"
 #include "graph.h"
 #include "ninja_write.h"
 #include "proc.h"
@@ -646,6 +647,83 @@ static int dwp_step(const struct step *s)
 
 /* Copy the staged shards and imports files of every module to index/,
  * only if changed. */
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A linker resolving bitcode gives each symbol the most constraining
+ * visibility of all its bitcode definitions and references; the final link
+ * here sees native objects only. The thin link's regular LTO object may
+ * define with default visibility what the bitcode keeps hidden: CFI's jump
+ * table entries for promoted statics, which LowerTypeTests declares without
+ * the visibility the bitcode gave them. Plain ThinLTO makes them local;
+ * linked as they are, they would be exported from a shared library. So give
+ * obj's definitions the visibility the modules' symbol tables give them
+ * (mtpc-split --print-visibility), only read when obj defines anything with
+ * default or protected visibility. A failure costs one warning and leaves
+ * obj as lld wrote it. */
+static void restore_visibility(const struct step *s, const char *obj)
+{
+	struct strv defs = {0};
+	if (elf_exported_definitions(obj, &defs) < 0 || defs.n == 0 || !s->tool) {
+		strv_free(&defs);
+		return;
+	}
+	qsort(defs.v, defs.n, sizeof *defs.v, cmp_cstr);
+	char *list = xasprintf("%s/stage/visibility.txt", s->dir);
+	char *modules = xasprintf("@%s/modules.list", s->dir);
+	struct strv cmd = {0};
+	strv_addl(&cmd, s->tool, "--print-visibility", modules, "-o", list, NULL);
+	struct buf err = {0}, want[2] = {{0}, {0}}; /* hidden, protected */
+	char *text = NULL;
+	size_t len;
+	int st = proc_run(cmd.v, NULL, NULL, &err);
+	strv_free(&cmd);
+	if (st != 0 || mtpc_read_file(list, &text, &len) < 0) {
+		size_t l = err.s ? strcspn(err.s, "\n") : 0;
+		mtpc_warn("cannot read the modules' symbol visibilities (%s exited with %d%s%.*s); "
+			  "%s keeps the visibilities lld gave it", s->tool, st, l ? ": " : "", (int)l,
+			  l ? err.s : "", REGULAR_LTO_OBJ);
+	}
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		char *name = strchr(line, ' ');
+		if (!name++)
+			continue;
+		int k = !strncmp(line, "hidden ", 7) ? 0 : !strncmp(line, "protected ", 10) ? 1 : -1;
+		if (k >= 0 && bsearch(&name, defs.v, defs.n, sizeof *defs.v, cmp_cstr))
+			buf_printf(&want[k], "%s\n", name);
+	}
+	if (want[0].len || want[1].len) {
+		const char *bin = s->llvm_bin ? s->llvm_bin : MTPC_LLVM_BIN_DIR;
+		strv_addown(&cmd, xasprintf("%s/llvm-objcopy", bin));
+		for (int k = 0; k < 2; k++) {
+			if (!want[k].len)
+				continue;
+			char *f = xasprintf("%s/stage/%s.txt", s->dir, k ? "protected" : "hidden");
+			if (mtpc_write_file(f, want[k].s, want[k].len, 0) < 0)
+				mtpc_warn("cannot write %s: %s", f, strerror(errno));
+			strv_addown(&cmd, xasprintf("--set-symbols-visibility=%s=%s", f, k ? "protected" : "hidden"));
+			free(f);
+		}
+		strv_add(&cmd, obj);
+		buf_free(&err);
+		if (proc_run(cmd.v, NULL, NULL, &err) != 0)
+			mtpc_warn("cannot set the visibilities of %s: %s", obj, err.s ? err.s : "llvm-objcopy failed");
+		strv_free(&cmd);
+	}
+	buf_free(&want[0]);
+	buf_free(&want[1]);
+	buf_free(&err);
+	free(text);
+	free(list);
+	free(modules);
+	strv_free(&defs);
+}
+
 static int thinlink_step(const struct step *s)
 {
 	if (!need(s, s->dir, "--dir") || !s->cmd || !s->cmd[0])
@@ -716,7 +794,7 @@ static int thinlink_step(const struct step *s)
 		if (access(from, F_OK) != 0) {
 			mtpc_error("the thin link wrote no %s (ld.lld 19 --lto-obj-path)", from);
 			r = 1;
-		} else if (move_if_changed(from, to) < 0) {
+		} else if (restore_visibility(s, from), move_if_changed(from, to) < 0) {
 			r = 1;
 		}
 		free(from);

@@ -142,7 +142,7 @@ struct walker {
 	ptrmap index;   /* LLVMValueRef global -> sym index */
 	ptrmap seen;    /* constant -> generation it was walked in */
 	int gen;
-	struct ilist refs, calls, vp;
+	struct ilist refs, calls, addr, vp;
 	unsigned prof_kind;          /* metadata kind id of !prof */
 	uint64_t *guids;             /* defined functions' GUIDs, sorted, with */
 	int *guid_sym, nguids;       /* their symbols */
@@ -162,8 +162,10 @@ static void walk_const(struct walker *w, LLVMValueRef c)
 {
 	if (LLVMIsAGlobalValue(c)) {
 		int s = sym_of(w, c);
-		if (s >= 0)
+		if (s >= 0) {
 			ilist_push(&w->refs, s);
+			ilist_push(&w->addr, s);
+		}
 		return;
 	}
 	int n = LLVMGetNumOperands(c);
@@ -181,6 +183,7 @@ static void walk_const(struct walker *w, LLVMValueRef c)
 			ilist_push(&w->ba_fn, s);
 			ilist_push(&w->ba_user, w->cur);
 			ilist_push(&w->refs, s);
+			ilist_push(&w->addr, s);
 		}
 		return;
 	}
@@ -271,7 +274,9 @@ static void walk_function(struct walker *w, struct sym *s)
 				LLVMValueRef op = LLVMGetOperand(in, i);
 				if (!op || !LLVMIsAConstant(op))
 					continue;
-				if (op == callee && LLVMIsAGlobalValue(op)) {
+				/* The callee is a call's last operand; the same
+				 * function passed as an argument is an address use. */
+				if (callee && i == n - 1 && op == callee && LLVMIsAGlobalValue(op)) {
 					int t = sym_of(w, op);
 					if (t >= 0) {
 						ilist_push(&w->calls, t);
@@ -527,13 +532,8 @@ static void join_single_caller_locals(struct module_info *mi, int *uf, long limi
 	int *caller = xmalloc(n * sizeof *caller);   /* root of the single caller unit, -1 none, -2 many */
 	char *noncall = xcalloc(n, 1);               /* referenced other than by a direct call */
 	for (int i = 0; i < n; i++)
-		for (int k = 0, c = 0; k < S[i].nrefs; k++) {
-			int t = S[i].refs[k];
-			while (c < S[i].ncalls && S[i].calls[c] < t)
-				c++;
-			if (!(c < S[i].ncalls && S[i].calls[c] == t))
-				noncall[t] = 1;
-		}
+		for (int k = 0; k < S[i].naddr; k++)
+			noncall[S[i].addr[k]] = 1;
 	/* Folding stops where a unit would exceed 1/16 of the module, so the
 	 * module still balances over 16 partitions. */
 	long *ucost = xcalloc(n, sizeof *ucost), total = 0;
@@ -608,11 +608,67 @@ static unsigned long long var_bytes(LLVMValueRef v)
 	return LLVMABISizeOfType(td, LLVMGlobalGetValueType(v));
 }
 
+/* Several names of one object (an alias, its aliasee, other aliases of it).
+ * LLVM never decides whether an alias and another global are equal, and sees
+ * a non-interposable alias as the memory of its aliasee; but two names that
+ * a partition only declares are two distinct objects to it: `&alias ==
+ * &aliasee` folds to false there, and a store through one name is not seen
+ * by a load through the other. So when code outside an object's names takes
+ * the address of two or more of them (operands other than a call's callee;
+ * initializers), every such user lives with the names (build_units) and is
+ * never copied or duplicated: then any partition that holds two of the names
+ * holds the alias itself, and one that does not holds at most one name. When
+ * only one name's address is used outside, no partition can meet two, and
+ * nothing is constrained (C++ constructor aliases are only called). */
+static void flag_alias_names(struct module_info *mi)
+{
+	struct sym *S = mi->syms;
+	int n = mi->nsyms;
+	int *group = xmalloc((n + 1) * sizeof *group); /* the base object, or -1 */
+	char *addressed = xcalloc(n + 1, 1), *ambiguous = xcalloc(n + 1, 1);
+	int *names = xcalloc(n + 1, sizeof *names);
+	for (int i = 0; i < n; i++)
+		group[i] = -1;
+	for (int i = 0; i < n; i++)
+		if (S[i].kind == SYM_ALIAS && S[i].base >= 0)
+			group[i] = group[S[i].base] = S[i].base;
+	for (int i = 0; i < n; i++) {
+		if (S[i].kind == SYM_VAR && strncmp(S[i].name, "llvm.", 5) == 0)
+			continue; /* llvm.used & co.: rebuilt per partition, never folded */
+		for (int k = 0; k < S[i].naddr; k++) {
+			int t = S[i].addr[k];
+			if (group[t] >= 0 && group[t] != group[i])
+				addressed[t] = 1;
+		}
+	}
+	for (int t = 0; t < n; t++)
+		if (addressed[t] && ++names[group[t]] == 2)
+			ambiguous[group[t]] = 1;
+	for (int t = 0; t < n; t++)
+		if (group[t] >= 0 && ambiguous[group[t]])
+			S[t].flags |= SF_ALIAS_NAME;
+	for (int i = 0; i < n; i++) {
+		if (S[i].kind == SYM_VAR && strncmp(S[i].name, "llvm.", 5) == 0)
+			continue;
+		for (int k = 0; k < S[i].naddr; k++) {
+			int t = S[i].addr[k];
+			if ((S[t].flags & SF_ALIAS_NAME) && group[t] != group[i] && !(S[i].flags & SF_ALIAS_ADDR)) {
+				S[i].flags |= SF_ALIAS_ADDR;
+				mi->nalias_users++;
+			}
+		}
+	}
+	free(group);
+	free(addressed);
+	free(ambiguous);
+	free(names);
+}
+
 static void decide_roles(struct module_info *mi, int ncomdats, const struct analyze_opts *opt)
 {
 	struct sym *S = mi->syms;
 	const unsigned never_dup = SF_BLOCKADDR | SF_IN_ASM | SF_CTOR | SF_USED | SF_ALIASEE | SF_SECTION |
-				   SF_ASM_NAME | SF_INLINE_ASM | SF_ASM_SECTION;
+				   SF_ASM_NAME | SF_INLINE_ASM | SF_ASM_SECTION | SF_ALIAS_NAME | SF_ALIAS_ADDR;
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &S[i];
 		if (s->kind == SYM_VAR && strncmp(s->name, "llvm.", 5) == 0)
@@ -622,9 +678,11 @@ static void decide_roles(struct module_info *mi, int ncomdats, const struct anal
 		else if (s->linkage == LLVMAvailableExternallyLinkage)
 			s->role = ROLE_IMPORTED;
 		else if (s->kind == SYM_VAR && (s->flags & SF_LOCAL) && (s->flags & SF_CONST) &&
-			 LLVMGetUnnamedAddress(s->v) != LLVMNoUnnamedAddr && !LLVMIsThreadLocal(s->v) &&
+			 LLVMGetUnnamedAddress(s->v) == LLVMGlobalUnnamedAddr && !LLVMIsThreadLocal(s->v) &&
 			 s->comdat < 0 && !(s->flags & never_dup) && var_bytes(s->v) <= (unsigned long long)opt->const_dup_limit)
-			/* Small: every reader carries it. A big table would be
+			/* Small: every reader carries it (only with a global
+			 * unnamed_addr: local_unnamed_addr lets code outside the
+			 * module compare the copies' addresses). A big table would be
 			 * duplicated data in the output (only strings merge), so it
 			 * is owned once and the readers get copies to fold loads. */
 			s->role = ROLE_DUP;
@@ -758,6 +816,10 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w, 
 			continue;
 		if (s->base >= 0 && S[s->base].role == ROLE_OWNED)
 			uf_union(uf, i, s->base);
+		/* Users of several names of one object live with them (flag_alias_names). */
+		for (int k = 0; k < s->naddr && (s->flags & SF_ALIAS_ADDR); k++)
+			if ((S[s->addr[k]].flags & SF_ALIAS_NAME) && S[s->addr[k]].role == ROLE_OWNED)
+				uf_union(uf, i, s->addr[k]);
 		if (s->comdat >= 0) {
 			if (comdat_first[s->comdat] < 0)
 				comdat_first[s->comdat] = i;
@@ -1214,7 +1276,7 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 		struct sym *s = &mi->syms[i];
 		w.cur = i;
 		w.gen++;
-		w.refs.n = w.calls.n = w.vp.n = 0;
+		w.refs.n = w.calls.n = w.addr.n = w.vp.n = 0;
 		if (s->kind == SYM_FUNC && !LLVMIsDeclaration(s->v)) {
 			walk_function(&w, s);
 			mi->nfuncs_defined++;
@@ -1244,6 +1306,11 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 		if (nc)
 			memcpy(s->calls, w.calls.v, nc * sizeof(int));
 		s->ncalls = nc;
+		int na = sort_unique(w.addr.v, w.addr.n);
+		s->addr = xmalloc((na + 1) * sizeof(int));
+		if (na)
+			memcpy(s->addr, w.addr.v, na * sizeof(int));
+		s->naddr = na;
 		int nv = sort_unique(w.vp.v, w.vp.n);
 		s->vp = xmalloc((nv + 1) * sizeof(int));
 		if (nv)
@@ -1263,6 +1330,7 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	free(w.tok);
 	stabilize_thinlto_names(mi, m, opt->module_suffixes);
 	stabilize_private_names(mi, m);
+	flag_alias_names(mi);
 	decide_roles(mi, ncomdats, opt);
 	mark_dead(mi, ncomdats);
 	build_units(mi, ncomdats, &w, opt);
@@ -1273,6 +1341,7 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	ptrmap_free(&comdats);
 	free(w.refs.v);
 	free(w.calls.v);
+	free(w.addr.v);
 	free(w.vp.v);
 	free(w.guids);
 	free(w.guid_sym);
@@ -1287,6 +1356,7 @@ void module_info_free(struct module_info *mi)
 		free(mi->syms[i].orig_name);
 		free(mi->syms[i].refs);
 		free(mi->syms[i].calls);
+		free(mi->syms[i].addr);
 		free(mi->syms[i].vp);
 	}
 	for (int u = 0; u < mi->nunits; u++) {

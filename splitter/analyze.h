@@ -46,6 +46,14 @@ enum {
 	                             module: never copied to another partition */
 	SF_ASM_SECTION = 1 << 12, /* in a section module asm names (by name or through
 	                             __start_/__stop_): stays with the asm */
+	SF_ALIAS_NAME = 1 << 13,  /* one of several names of one object (an alias or
+	                             its base object) whose addresses code outside them
+	                             takes under two or more names */
+	SF_ALIAS_ADDR = 1 << 14,  /* takes the address of an SF_ALIAS_NAME: lives with
+	                             the names, never copied or duplicated, and (when
+	                             imported) carried only where the names are
+	                             defined, so no partition sees two of the names as
+	                             distinct declarations */
 };
 
 struct sym {
@@ -64,6 +72,9 @@ struct sym {
 	long cost;           /* estimated compile cost (instructions) */
 	int *refs, nrefs;    /* distinct referenced symbols, ascending */
 	int *calls, ncalls;  /* distinct direct callees, ascending (subset of refs) */
+	int *addr, naddr;    /* distinct symbols whose address it uses as a value:
+	                        every reference but a call's callee (operands,
+	                        initializers, aliasees), ascending (subset of refs) */
 	int *vp, nvp;        /* indirect-call targets named by !prof value profiles */
 	int unit;            /* ROLE_OWNED: its unit; else -1 */
 	int base;            /* alias/ifunc: symbol of the aliasee/resolver, else -1 */
@@ -95,6 +106,7 @@ struct module_info {
 	int has_asm;
 	int nstable;          /* symbols given edit-stable names */
 	int ncut_sccs;        /* SCCs cut by analyze_opts.scc_cut */
+	int nalias_users;     /* symbols kept with an object's names (SF_ALIAS_ADDR) */
 	/* `.symver target, name@V` directives of module asm: the versioned symbol
 	 * takes the binding of its target, so when the target is promoted the
 	 * versioned name must be made local again at the merge too. */

@@ -88,6 +88,20 @@ static LLVMValueRef replace_with_declaration(LLVMModuleRef m, LLVMValueRef g, in
 	return d;
 }
 
+/* A definition another object may replace at link time (weak, linkonce,
+ * common) is interposable to LLVM, which then never decides that its
+ * address differs from another global's. A plain declaration of it would be
+ * a distinct, non-interposable object, a fact the unsplit module does not
+ * have. extern_weak is the one declaration linkage LLVM treats as
+ * interposable; it also lets the address be null, which is a fact less,
+ * never one more (the merged object defines the symbol). */
+static LLVMValueRef keep_interposable(const struct sym *s, LLVMValueRef d)
+{
+	if (s->flags & SF_INTERPOSABLE)
+		LLVMSetLinkage(d, LLVMExternalWeakLinkage);
+	return d;
+}
+
 /* Returns the value that now carries the symbol's name. */
 static LLVMValueRef make_declaration(LLVMModuleRef m, const struct sym *s, LLVMValueRef v)
 {
@@ -104,9 +118,9 @@ static LLVMValueRef make_declaration(LLVMModuleRef m, const struct sym *s, LLVMV
 		break;
 	case SYM_ALIAS:
 	case SYM_IFUNC:
-		return replace_with_declaration(m, v, s->kind == SYM_IFUNC);
+		return keep_interposable(s, replace_with_declaration(m, v, s->kind == SYM_IFUNC));
 	}
-	return v;
+	return keep_interposable(s, v);
 }
 
 /* Keep the entries of an llvm.used-style array (or ctor/dtor array, whose
@@ -257,7 +271,7 @@ static char *transform(LLVMModuleRef m, const struct module_info *mi, const stru
 		case M_NONE:
 			if (s->kind == SYM_ALIAS || s->kind == SYM_IFUNC) {
 				if (LLVMGetFirstUse(v))
-					replace_with_declaration(m, v, s->kind == SYM_IFUNC);
+					keep_interposable(s, replace_with_declaration(m, v, s->kind == SYM_IFUNC));
 				else
 					erase_alias_or_ifunc(v, s->kind == SYM_IFUNC);
 			} else {

@@ -17,6 +17,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/ModuleSummaryIndex.h>
 #include <llvm/LTO/Config.h>
+#include <llvm/LTO/LTO.h>
 #include <llvm/LTO/LTOBackend.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/IPO/LowerTypeTests.h>
@@ -285,6 +286,28 @@ extern "C" int mtpc_summary_cost(const char *path, long long *insts, long long *
 	*insts = n;
 	*functions = f;
 	return any ? 0 : 1;
+}
+
+extern "C" int mtpc_bitcode_visibility(const char *path, mtpc_visibility_fn fn, void *arg, char **error)
+{
+	auto buf = MemoryBuffer::getFile(path);
+	if (!buf) {
+		*error = dup_message(std::string(path) + ": " + buf.getError().message());
+		return -1;
+	}
+	auto in = lto::InputFile::create((*buf)->getMemBufferRef());
+	if (!in) {
+		*error = dup_message(std::string(path) + ": " + toString(in.takeError()));
+		return -1;
+	}
+	for (const lto::InputFile::Symbol &sym : (*in)->symbols()) {
+		int vis = sym.getVisibility() == GlobalValue::HiddenVisibility	   ? 1
+			  : sym.getVisibility() == GlobalValue::ProtectedVisibility ? 2
+										    : 0;
+		if (vis)
+			fn(arg, sym.getName().data(), sym.getName().size(), vis);
+	}
+	return 0;
 }
 
 // Every metadata node reachable from the module: named metadata, global and

@@ -90,6 +90,18 @@ char *mtpc_index_suffixes(const char *index_path, char **error);
  * (heap) set when the file cannot be read as bitcode. */
 int mtpc_summary_cost(const char *path, long long *insts, long long *functions, char **error);
 
+/* The symbols of a bitcode file's symbol table (every module of the file,
+ * definitions and references) with hidden (vis 1) or protected (vis 2)
+ * visibility, each passed to fn. The C API's lto.h reads only files of one
+ * module, and -fsplit-lto-unit (CFI, whole-program devirtualization) writes
+ * two. Why: a linker resolving bitcode gives a symbol the most constraining
+ * visibility any of its bitcode definitions or references has; a link of
+ * the native objects alone no longer sees the references that optimization
+ * removed (mtpc-link's thin-link step puts them back). Returns 0, or -1
+ * with *error (heap) set when the file cannot be read as bitcode. */
+typedef void (*mtpc_visibility_fn)(void *arg, const char *name, size_t len, int vis);
+int mtpc_bitcode_visibility(const char *path, mtpc_visibility_fn fn, void *arg, char **error);
+
 /* Give every DIFile with an MD5 checksum a placeholder checksum instead: the
  * MD5 of its directory and name, which no edit of the file changes. The C
  * API cannot read or set a DIFile's checksum, and DIFiles are uniqued, so

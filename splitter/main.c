@@ -32,14 +32,16 @@
 /* Bumped whenever the partitioning or the partitions' content changes, so that
  * earlier plans and outputs are not reused (20: whole-module interprocedural
  * passes before the split, ipo.h; --join-growth 0.1 by default; 21: units of
- * variables only go where the code that reads them is, partition.c). */
-#define ALGORITHM 21
+ * variables only go where the code that reads them is, partition.c; 22: users
+ * of several names of one object live with them, analyze.c). */
+#define ALGORITHM 22
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mtpc-split INPUT.bc -o OUTDIR [options]\n"
 		"       mtpc-split --print-cost FILE.o...\n"
+		"       mtpc-split --print-visibility FILE.o... [-o LIST]\n"
 		"\n"
 		"Split an LLVM " LLVM_MAJOR " bitcode module into call-graph partitions that can be\n"
 		"optimized and compiled separately and merged back with `ld.lld -r`.\n"
@@ -149,6 +151,13 @@ static void usage(FILE *f)
 		"                            C0 C1 ...')\n"
 		"  -h, --help                this help\n"
 		"      --version             print the version\n"
+		"      --print-visibility    do not split: for the FILEs (bitcode, or @LIST:\n"
+		"                            the paths in file LIST, one a line), print\n"
+		"                            'hidden NAME' or 'protected NAME' for each symbol\n"
+		"                            their symbol tables give that visibility (the\n"
+		"                            most constraining when they disagree), sorted,\n"
+		"                            on stdout or into the file -o names; mtpc-link\n"
+		"                            uses it for the final link's visibilities\n"
 		"      --print-cost          do not split: for each FILE (ThinLTO objects),\n"
 		"                            print 'INSTRUCTIONS FUNCTIONS FILE' from its\n"
 		"                            summary ('- - FILE' without one), on stdout or\n"
@@ -166,11 +175,13 @@ enum { EMIT_WITH_AUTO, EMIT_WITH_THREADS, EMIT_WITH_PROCESSES };
 
 struct options {
 	const char *input, *outdir, *index, *imported, *seed_plan, *cache, *module_path;
-	int partitions, jobs, verify, pic, use_seed, stats, no_cache, print_cost, debug; /* debug: EMIT_* */
+	int partitions, jobs, verify, pic, use_seed, stats, no_cache, print_cost, print_visibility;
+	int debug; /* EMIT_* */
 	int ipo; /* run the whole-module interprocedural passes first (ipo.h) */
 	int emit_with; /* EMIT_WITH_*: how the partitions are built */
-	char **inputs; /* --print-cost: every operand */
+	char **inputs; /* --print-cost, --print-visibility: every operand */
 	int ninputs;
+	char **input_list, *input_text; /* the inputs read from @LIST (heap), or NULL */
 	long min_cost, copy_limit, dup_limit, join_limit, local_dup_limit, const_dup_limit;
 	double join_growth, scc_cut;
 	double copy_budget, crit_copy_budget, slack, local_dup_budget;
@@ -226,10 +237,34 @@ static int ncpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
+/* The operands of --print-cost/--print-visibility from @LIST: one path a
+ * line (a link's module list can be longer than a command line). The list's
+ * text stays allocated until exit, like argv. */
+static void read_input_list(const char *path, struct options *o)
+{
+	char *text;
+	size_t len;
+	if (mtpc_read_file(path, &text, &len) < 0)
+		mtpc_fatal("%s: cannot read: %s", path, strerror(errno));
+	o->inputs = NULL;
+	o->ninputs = 0;
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (!*line)
+			continue;
+		o->inputs = xrealloc(o->inputs, (o->ninputs + 1) * sizeof *o->inputs);
+		o->inputs[o->ninputs++] = line;
+	}
+	o->input_list = o->inputs;
+	o->input_text = text;
+}
+
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET, O_CRIT_COPY_BUDGET, O_DUP_LIMIT,
-	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_EMIT_WITH };
+	       O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT, O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED, O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST, O_PRINT_VISIBILITY, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_EMIT_WITH };
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
 		{"partitions", required_argument, 0, 'n'},
@@ -261,6 +296,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{"module-path", required_argument, 0, O_MODULE_PATH},
 		{"version", no_argument, 0, O_VERSION},
 		{"print-cost", no_argument, 0, O_PRINT_COST},
+		{"print-visibility", no_argument, 0, O_PRINT_VISIBILITY},
 		{"placeholder-checksums", no_argument, 0, O_PLACEHOLDERS},
 		{"virtual-lines", no_argument, 0, O_VIRTUAL_LINES},
 		{"no-ipo", no_argument, 0, O_NO_IPO},
@@ -315,6 +351,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_NO_CACHE: o->no_cache = 1; break;
 		case O_MODULE_PATH: o->module_path = optarg; break;
 		case O_PRINT_COST: o->print_cost = 1; break;
+		case O_PRINT_VISIBILITY: o->print_visibility = 1; break;
 		case O_PLACEHOLDERS: o->debug |= EMIT_PLACEHOLDER_CHECKSUMS; break;
 		case O_VIRTUAL_LINES: o->debug |= EMIT_VIRTUAL_LINES; break;
 		case O_NO_IPO: o->ipo = 0; break;
@@ -335,9 +372,13 @@ static void parse_args(int argc, char **argv, struct options *o)
 	}
 	o->inputs = argv + optind;
 	o->ninputs = argc - optind;
-	if (o->print_cost) {
+	if (o->print_cost && o->print_visibility)
+		mtpc_fatal("--print-cost and --print-visibility: choose one");
+	if (o->print_cost || o->print_visibility) {
+		if (o->ninputs == 1 && o->inputs[0][0] == '@')
+			read_input_list(o->inputs[0] + 1, o);
 		if (!o->ninputs)
-			mtpc_fatal("--print-cost: no input file (see --help)");
+			mtpc_fatal("%s: no input file (see --help)", o->print_cost ? "--print-cost" : "--print-visibility");
 		return;
 	}
 	if (optind < argc)
@@ -636,6 +677,63 @@ static int print_costs(const struct options *o)
 	else if (mtpc_write_file(o->outdir, text, len, 0) < 0)
 		mtpc_fatal("%s: cannot write: %s", o->outdir, strerror(errno));
 	free(text);
+	return status;
+}
+
+struct vis_entry {
+	char *name;
+	int vis; /* 1 hidden, 2 protected */
+};
+
+struct vis_list {
+	struct vis_entry *v;
+	size_t n, cap;
+};
+
+static void add_visibility(void *arg, const char *name, size_t len, int vis)
+{
+	struct vis_list *l = arg;
+	if (l->n == l->cap)
+		l->v = xrealloc(l->v, (l->cap = l->cap ? 2 * l->cap : 256) * sizeof *l->v);
+	l->v[l->n++] = (struct vis_entry){xasprintf("%.*s", (int)len, name), vis};
+}
+
+static int cmp_vis(const void *a, const void *b)
+{
+	const struct vis_entry *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : x->vis - y->vis;
+}
+
+/* --print-visibility: `hidden NAME` or `protected NAME` for every symbol that
+ * a bitcode file's symbol table gives that visibility, the most constraining
+ * one (hidden) when files disagree, sorted by name. */
+static int print_visibility(const struct options *o)
+{
+	struct vis_list l = {0};
+	int status = 0;
+	for (int i = 0; i < o->ninputs; i++) {
+		char *err = NULL;
+		if (mtpc_bitcode_visibility(o->inputs[i], add_visibility, &l, &err) < 0) {
+			mtpc_error("%s", err);
+			free(err);
+			status = 1;
+		}
+	}
+	if (l.n)
+		qsort(l.v, l.n, sizeof *l.v, cmp_vis);
+	struct buf out = {0};
+	for (size_t i = 0; i < l.n; i++) {
+		if (i == 0 || strcmp(l.v[i].name, l.v[i - 1].name))
+			buf_printf(&out, "%s %s\n", l.v[i].vis == 1 ? "hidden" : "protected", l.v[i].name);
+		free(l.v[i].name);
+	}
+	free(l.v);
+	if (!o->outdir)
+		fwrite(out.s ? out.s : "", 1, out.len, stdout);
+	else if (mtpc_write_file(o->outdir, out.s ? out.s : "", out.len, 0) < 0)
+		mtpc_fatal("%s: cannot write: %s", o->outdir, strerror(errno));
+	buf_free(&out);
 	return status;
 }
 
@@ -959,8 +1057,12 @@ int main(int argc, char **argv)
 	mtpc_set_progname(argv[0]);
 	struct options o;
 	parse_args(argc, argv, &o);
-	if (o.print_cost)
-		return print_costs(&o);
+	if (o.print_cost || o.print_visibility) {
+		int st = o.print_cost ? print_costs(&o) : print_visibility(&o);
+		free(o.input_list);
+		free(o.input_text);
+		return st;
+	}
 	struct phases t = {.start = mtpc_now()};
 	if (mtpc_mkdir_p(o.outdir) < 0)
 		mtpc_fatal("%s: cannot create output directory: %s", o.outdir, strerror(errno));

@@ -299,6 +299,20 @@ static void push(struct ctx *c, int s)
 	c->stack[c->sp++] = s;
 }
 
+/* Does partition p define every name of an object with several names that
+ * t takes the address of? An imported body using two such names may be
+ * carried only there (analyze.c, flag_alias_names); elsewhere it is declared. */
+static int names_defined_in(struct ctx *c, int t, int p)
+{
+	const struct sym *S = c->mi->syms;
+	for (int k = 0; k < S[t].naddr; k++) {
+		int a = S[t].addr[k];
+		if ((S[a].flags & SF_ALIAS_NAME) && (S[a].role != ROLE_OWNED || owner_of(c, a) != p))
+			return 0;
+	}
+	return 1;
+}
+
 /* Mark what partition p needs for the symbols on the work list: referenced
  * owned symbols of other partitions become declarations (locals among them
  * are promoted), duplicated and imported definitions are carried along. */
@@ -320,8 +334,14 @@ static void close_over_refs(struct ctx *c, int p)
 					m[t] = M_DECL;
 				P->keep[t] = 1;
 				break;
-			case ROLE_DUP:
 			case ROLE_IMPORTED:
+				if ((T->flags & SF_ALIAS_ADDR) && !names_defined_in(c, t, p)) {
+					if (m[t] < M_DECL)
+						m[t] = M_DECL;
+					break;
+				}
+				/* fallthrough */
+			case ROLE_DUP:
 				if (m[t] < M_CARRY) {
 					m[t] = M_CARRY;
 					push(c, t);
@@ -372,7 +392,7 @@ static int copyable(struct ctx *c, int t, int p)
 	const struct sym *T = &c->mi->syms[t];
 	return T->role == ROLE_OWNED && T->kind == SYM_FUNC && owner_of(c, t) != p &&
 	       !(T->flags & (SF_NOINLINE | SF_BLOCKADDR | SF_IN_ASM | SF_INTERPOSABLE | SF_ALIASEE | SF_ASM_NAME |
-			     SF_INLINE_ASM)) &&
+			     SF_INLINE_ASM | SF_ALIAS_ADDR)) &&
 	       T->cost <= c->opt->copy_limit && (!(T->flags & SF_LOCAL) || c->plan->new_name[t]) &&
 	       locals_reachable(c, t, p);
 }
@@ -427,7 +447,8 @@ static void add_copies(struct ctx *c, int p, double crit_total)
 	for (int i = 0; i < mi->nsyms; i++) {
 		const struct sym *T = &mi->syms[i];
 		if (m[i] == M_DECL && T->role == ROLE_OWNED && T->kind == SYM_VAR && (T->flags & SF_CONST) &&
-		    !LLVMIsThreadLocal(T->v) && !(T->flags & (SF_INTERPOSABLE | SF_IN_ASM | SF_ASM_NAME | SF_BLOCKADDR)) &&
+		    !LLVMIsThreadLocal(T->v) &&
+		    !(T->flags & (SF_INTERPOSABLE | SF_IN_ASM | SF_ASM_NAME | SF_BLOCKADDR | SF_ALIAS_ADDR)) &&
 		    (!(T->flags & SF_LOCAL) || P->new_name[i]) && locals_reachable(c, i, p)) {
 			m[i] = M_COPY;
 			push(c, i);

@@ -17,6 +17,8 @@ Fixture header directives (comment lines anywhere in the first 40 lines, `//` or
     MTPC-LDFLAGS: -ldl          extra flags for the final link
     MTPC-MIN-PARTS: 1           least partition count expected for N >= 2 (default 2)
     MTPC-KEEP: a b              symbols (local or global) the merged object must still define
+    MTPC-PLACE: 0=f,g 1=h       a forced plan for the fixture's module (test_forced_placement):
+                                owned symbols by partition, handed to mtpc-split as --seed-plan
 
 Which splitter runs: `tool('mtpc-split')` from the build. For validating the harness before
 mtpc-split exists (or against another splitter) set MTPC_SPLIT_CMD to a command prefix that
@@ -68,6 +70,7 @@ class Fixture:
         self.ldflags = []
         self.min_parts = 2
         self.keep = []
+        self.place = {}
         for line in head:
             s = re.sub(r"^\s*(//+|;+)\s?", "", line).strip()
             if m := re.match(r"HAZARD\s*([\d, ]*\d)[^:]*:\s*(.*)", s):
@@ -86,6 +89,10 @@ class Fixture:
                 self.keep += m.group(1).split()
             elif m := re.match(r"MTPC-MIN-PARTS:\s*(\d+)", s):
                 self.min_parts = int(m.group(1))
+            elif m := re.match(r"MTPC-PLACE:\s*(.*)", s):
+                for item in m.group(1).split():
+                    p, names = item.split("=", 1)
+                    self.place[int(p)] = names.split(",")
 
     @property
     def modules(self):
@@ -369,6 +376,18 @@ class Builder:
                    exports=dynamic_exports(lib) if lib else None)
         self._ref[fx.name] = ref
         return ref
+
+
+def seed_plan(place, path):
+    """Write a plan that mtpc-split --seed-plan reads as the previous placement: the owned
+    symbols of each partition from a fixture's MTPC-PLACE (partitions it does not name own
+    nothing). Returns the partition count it asks for."""
+    n = max(place) + 2
+    parts = [{"index": p, "file": f"p{p}.bc", "cost": 1, "owned": place.get(p, [])}
+             for p in range(n)]
+    pathlib.Path(path).write_text(json.dumps({"version": 1, "input_hash": "forced",
+                                              "options_hash": "forced", "partitions": parts}))
+    return n
 
 
 def tree_bytes(outdir, names=None):

@@ -1,0 +1,221 @@
+"""One program built twice with the same flags, with plain ThinLTO and through MTPC, and
+compared: exit status, everything it prints, and the global symbols it exports.
+
+MTPC links in one of two modes (mtpc_link_cmd): "link" wraps the link command in mtpc-link,
+"distribute" hands lld's DTLTO jobs to mtpc-distribute (Clang/lld >= 21). Both split every
+module (--threshold 0) into up to 4 partitions.
+
+FLAG_SETS are the flags real projects build with (issue: a split program must mean what the
+unsplit one means, under each of them); each applies to compile and link alike, and the
+reference is built with the same flags. "pgo" first builds the program instrumented, runs it
+and merges its profile (-fprofile-use then reads the program's own run); "pic-shared" puts
+the split modules in a shared library that a small executable links.
+
+Used by tests/test_build_flags.py (hazard fixtures) and tests/test_csmith.py (random
+programs)."""
+import pathlib
+import subprocess
+
+from conftest import BUILD, LLVM_BIN
+
+PARTITIONS = 4
+
+
+class Skip(Exception):
+    """The combination says nothing about MTPC (the plain build itself fails)."""
+
+
+class Fail(Exception):
+    """MTPC and plain ThinLTO disagree, or the MTPC link failed."""
+
+
+# name: (compile and link flags, link-only flags, shared library, profile-guided)
+FLAG_SETS = {
+    "wpd": (["-fwhole-program-vtables"], [], False, False),
+    "cfi": (["-fsanitize=cfi", "-fvisibility=hidden"], [], False, False),
+    "hidden": (["-fvisibility=hidden"], [], False, False),
+    "split-lto-unit": (["-fsplit-lto-unit"], [], False, False),
+    "pgo": ([], [], False, True),
+    "gz": (["-g", "-gz"], [], False, False),
+    "pic-shared": (["-fPIC"], [], True, False),
+    "gc-sections": (["-ffunction-sections", "-fdata-sections"], ["-Wl,--gc-sections"], False, False),
+}
+
+
+def run(cmd, timeout=120, cwd=None, env=None):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env=env)
+
+
+def must(cmd, what, **kw):
+    r = run(cmd, **kw)
+    if r.returncode != 0:
+        raise Fail(f"{what} failed ({r.returncode}): {' '.join(map(str, cmd))}\n"
+                   f"{r.stdout}{r.stderr}")
+    return r
+
+
+def mtpc_tools(build=None):
+    build = pathlib.Path(build or BUILD)
+    link = build / "ninja-gen" / "mtpc-link"
+    split = build / "splitter" / "mtpc-split"
+    for t in (link, split):
+        if not t.exists():
+            raise FileNotFoundError(f"{t} not built (run scripts/build.sh)")
+    return link, split
+
+
+def mtpc_link_cmd(mode, link_cmd, out, cache, partitions=PARTITIONS, build=None):
+    """The command linking `out` through MTPC with forced splitting: mtpc-link around the plain
+    link command (mode "link"), or the plain link command with mtpc-distribute as lld's DTLTO
+    distributor (mode "distribute"). Both keep their inner build in <out>.mtpc."""
+    link, split = mtpc_tools(build)
+    opts = ["--threshold", "0", "--partitions", partitions, "--jobs", "2", "--cache", cache,
+            "--split-tool", split, "--llvm-bin", LLVM_BIN]
+    if mode == "link":
+        return [link, *opts, "--", *link_cmd, out]
+    assert mode == "distribute", mode
+    dist = link.parent / "mtpc-distribute"
+    xopts = [f"-Xthinlto-distributor={o}={v}" for o, v in zip(opts[::2], opts[1::2])]
+    return [*link_cmd, out, f"-fthinlto-distributor={dist}", *xopts]
+
+
+def exported(path, dynamic=False):
+    """Sorted 'TYPE NAME' of the defined global symbols (-D: of the dynamic table)."""
+    r = must([LLVM_BIN / "llvm-nm", *(["-D"] if dynamic else []), "--extern-only",
+              "--defined-only", path], "llvm-nm")
+    return sorted(" ".join(l.split()[1:]) for l in r.stdout.splitlines() if l.strip())
+
+
+def execute(cmd, timeout=10):
+    """(status, stdout): status 'ok', 'timeout' or 'exit N'."""
+    try:
+        r = run(cmd, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+    return ("ok" if r.returncode == 0 else f"exit {r.returncode}"), r.stdout
+
+
+def split_counts(out):
+    """Partitions of each module MTPC split for `out` (its inner build <out>.mtpc)."""
+    inner = pathlib.Path(f"{out}.mtpc")
+    return sorted(int(p.read_text()) for p in inner.glob("mod/*/split.n"))
+
+
+class Program:
+    """A program: `split_srcs` (the modules MTPC splits; each (source, extra compile flags)),
+    optional `main_srcs` linked with them (also ThinLTO), the driver (clang or clang++),
+    extra flags of the program itself, the arguments it runs with, and whether the split
+    modules are a shared library whatever the flag set."""
+
+    def __init__(self, split_srcs, main_srcs=(), cxx=False, cflags=(), ldflags=(), args=(),
+                 shared=False):
+        self.shared = shared  # the split modules always form a shared library
+        self.split_srcs = [(pathlib.Path(s), list(f)) for s, f in split_srcs]
+        self.main_srcs = [(pathlib.Path(s), list(f)) for s, f in main_srcs]
+        self.driver = str(LLVM_BIN / ("clang++" if cxx else "clang"))
+        self.cflags = list(cflags)
+        self.ldflags = list(ldflags)
+        self.args = list(args)
+
+
+def _compile(prog, srcs, flags, work, suffix):
+    objs = []
+    for k, (src, extra) in enumerate(srcs):
+        obj = work / f"{src.stem}.{k}{suffix}"
+        r = run([prog.driver, *flags, *prog.cflags, *extra, "-c", src, "-o", obj])
+        if r.returncode != 0:
+            raise Skip(f"{src.name} does not compile with {flags}: {r.stderr.strip()[-300:]}")
+        objs.append(obj)
+    return objs
+
+
+def _profile(prog, work):
+    """-fprofile-use flags from an instrumented run of the program itself."""
+    raw = work / "raw"
+    flags = ["-O2", "-fprofile-generate=" + str(raw)]
+    objs = _compile(prog, prog.split_srcs + prog.main_srcs, flags, work, ".gen.o")
+    exe = work / "prog.gen"
+    r = run([prog.driver, *flags, *prog.ldflags, *objs, "-o", exe])
+    if r.returncode != 0:
+        raise Skip(f"instrumented link fails: {r.stderr.strip()[-300:]}")
+    execute([exe, *prog.args])
+    profraw = sorted(raw.glob("*.profraw"))
+    if not profraw:
+        raise Skip("the instrumented program wrote no profile")
+    prof = work / "prog.profdata"
+    must([LLVM_BIN / "llvm-profdata", "merge", "-o", prof, *profraw], "llvm-profdata merge")
+    return [f"-fprofile-use={prof}", "-Wno-profile-instr-unprofiled",
+            "-Wno-profile-instr-out-of-date", "-Wno-backend-plugin"]
+
+
+def compare(prog, flagset, work, mode="link", build=None):
+    """Build prog plain and through MTPC with FLAG_SETS[flagset], run both, compare. Returns the
+    partition counts of the split modules; raises Skip or Fail."""
+    work = pathlib.Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    flags, link_only, shared, pgo = FLAG_SETS[flagset]
+    flags = ["-O2", *flags, *(["-fPIC"] if prog.shared else [])]
+    shared = shared or prog.shared
+    if pgo:
+        flags += _profile(prog, work)
+    split_objs = _compile(prog, prog.split_srcs, [*flags, "-flto=thin"], work, ".o")
+    main_objs = _compile(prog, prog.main_srcs, [*flags, "-flto=thin"], work, ".o")
+    link = [prog.driver, *flags, "-flto=thin", "-fuse-ld=lld", *link_only, *prog.ldflags]
+    outs = {}
+    for how in ("plain", "mtpc"):
+        d = work / how
+        d.mkdir(exist_ok=True)
+        if shared:
+            target = d / "libprog.so"
+            cmd = [*link, "-shared", *split_objs, "-o"]
+        else:
+            target = d / "prog"
+            cmd = [*link, *split_objs, *main_objs, "-o"]
+        if how == "plain":
+            r = run([*cmd, target])
+            if r.returncode != 0:
+                raise Skip(f"plain ThinLTO link fails with {flags}: {r.stderr.strip()[-300:]}")
+        else:
+            r = must(mtpc_link_cmd(mode, cmd, target, work / "plans.sqlite", build=build),
+                     f"MTPC link ({mode})")
+            if "fallback" in r.stdout + r.stderr or "warning" in r.stderr:
+                raise Fail(f"the MTPC link fell back or warned:\n{r.stdout}{r.stderr}")
+        exe = target
+        if shared:  # the rest of the program, linked the same way against each library
+            exe = d / "prog"
+            stub = main_objs or _compile(prog, [(_stub(prog, work), [])], flags, work, ".stub.o")
+            must([*link, *stub, "-o", exe, "-L", d, "-lprog", f"-Wl,-rpath,{d}"],
+                 "executable link")
+        # What the program exports: the dynamic symbols of the executable and of the
+        # library. Also the global symbols of their static tables, except with section GC:
+        # there lld drops from the static table of an executable the symbols that bitcode
+        # defines and no regular object references, and MTPC's final link sees only
+        # regular (native) objects.
+        static = [] if "--gc-sections" in " ".join(link_only) else [exported(exe)]
+        if shared:
+            static += [] if static == [] else [exported(target)]
+        outs[how] = (execute([exe, *prog.args]),
+                     [exported(exe, dynamic=True), *static],
+                     exported(target, dynamic=True) if shared else None)
+    (plain_run, plain_exe, plain_dyn), (mt_run, mt_exe, mt_dyn) = outs["plain"], outs["mtpc"]
+    if mt_run != plain_run:
+        diff = [f"  plain: {a}\n  mtpc:  {b}" for a, b in
+                zip(plain_run[1].splitlines(), mt_run[1].splitlines()) if a != b][:8]
+        raise Fail(f"{flagset}: the program behaves differently (plain {plain_run[0]}, "
+                   f"MTPC {mt_run[0]}):\n" + "\n".join(diff) + f"\nrepro: {work}")
+    if mt_exe != plain_exe or mt_dyn != plain_dyn:
+        def delta(a, b):
+            return f"only plain: {sorted(set(a) - set(b))}\nonly MTPC: {sorted(set(b) - set(a))}\n"
+        raise Fail(f"{flagset}: exported symbols differ\n"
+                   + "".join(delta(a, b) for a, b in zip(plain_exe, mt_exe) if a != b)
+                   + (delta(plain_dyn or [], mt_dyn or []) if mt_dyn != plain_dyn else ""))
+    target = work / "mtpc" / ("libprog.so" if shared else "prog")
+    return split_counts(target)
+
+
+def _stub(prog, work):
+    """An executable needs an object of its own; main itself comes from the library."""
+    stub = work / ("stub.cpp" if prog.driver.endswith("++") else "stub.c")
+    stub.write_text("void mtpc_progdiff_stub(void) {}\n")
+    return stub
