@@ -149,6 +149,10 @@ struct walker {
 	struct ilist ba_fn, ba_user; /* blockaddress(fn) used by user, pairs */
 	int cur;                     /* symbol being walked */
 	struct name_table names;     /* symbols by their names in the module */
+	struct name_table set_names; /* A -> B of module asm's `.lto_set_conditional A, B`
+	                                lines (names owned: heap) */
+	struct ilist set_user, set_target; /* inline asm of set_user names set_target
+	                                      through its local alias A: pairs */
 	char *tok;                   /* token buffer for asm text */
 	size_t tok_cap;
 };
@@ -248,6 +252,11 @@ static void inline_asm_refs(struct walker *w, struct sym *s, LLVMValueRef asm_va
 		w->tok = xrealloc(w->tok, w->tok_cap = len + 1);
 	for (size_t pos = 0; asm_next_token(text, len, &pos, w->tok);) {
 		int t = asm_token_symbol(&w->names, w->tok);
+		if (t < 0 && (t = asm_token_symbol(&w->set_names, w->tok)) >= 0) {
+			/* The alias A exists only in the object that defines B. */
+			ilist_push(&w->set_user, w->cur);
+			ilist_push(&w->set_target, t);
+		}
 		if (t < 0)
 			continue;
 		ilist_push(&w->refs, t);
@@ -390,6 +399,9 @@ static void section_table(const struct module_info *mi, struct name_table *t)
 	qsort(t->v, t->n, sizeof *t->v, cmp_name_idx);
 }
 
+static void scan_asm_line(struct walker *w, const char *s, size_t end, size_t pos, unsigned flags,
+			  const struct name_table *sect_names);
+
 /* Module asm can name any symbol (.symver, .set/.equ, calls, data): flag
  * every symbol whose name appears in it as a token, so they all stay with the
  * asm and keep their names. A section it names (directly, or through
@@ -408,21 +420,70 @@ static void scan_module_asm(struct walker *w)
 	section_table(mi, &sect);
 	if (len + 1 > w->tok_cap)
 		w->tok = xrealloc(w->tok, w->tok_cap = len + 1);
-	for (size_t pos = 0; asm_next_token(s, len, &pos, w->tok);) {
+	for (size_t line = 0, end; line < len; line = end + 1) {
+		const char *nl = memchr(s + line, '\n', len - line);
+		end = nl ? (size_t)(nl - s) : len;
+		size_t pos = line;
+		if (asm_set_line(s + line, end - line) && asm_next_token(s, end, &pos, w->tok) &&
+		    asm_next_token(s, end, &pos, w->tok)) {
+			char *alias = xstrdup(w->tok);
+			int b = asm_next_token(s, end, &pos, w->tok) ? asm_token_symbol(&w->names, w->tok) : -1;
+			if (b >= 0) {
+				w->set_names.v = xrealloc(w->set_names.v, (w->set_names.n + 1) * sizeof *w->set_names.v);
+				w->set_names.v[w->set_names.n++] = (struct name_idx){alias, b};
+			} else {
+				free(alias);
+			}
+		}
+	}
+	if (w->set_names.n)
+		qsort(w->set_names.v, w->set_names.n, sizeof *w->set_names.v, cmp_name_idx);
+	for (size_t line = 0, end; line < len; line = end + 1) {
+		const char *nl = memchr(s + line, '\n', len - line);
+		end = nl ? (size_t)(nl - s) : len;
+		/* `.lto_set_conditional` lines go to every partition (asm_set_line):
+		 * the names they use keep them, but need not stay with the asm. */
+		unsigned flags = asm_set_line(s + line, end - line) ? SF_ASM_NAME : SF_IN_ASM | SF_ASM_NAME;
+		scan_asm_line(w, s, end, line, flags, &sect);
+	}
+	free(sect.v);
+}
+
+int asm_set_line(const char *line, size_t len)
+{
+	static const char directive[] = ".lto_set_conditional";
+	while (len && (*line == ' ' || *line == '\t')) {
+		line++;
+		len--;
+	}
+	return len > sizeof directive - 1 && !memcmp(line, directive, sizeof directive - 1) &&
+	       (line[sizeof directive - 1] == ' ' || line[sizeof directive - 1] == '\t');
+}
+
+/* The tokens of module asm s from pos to end (one line). */
+static void scan_asm_line(struct walker *w, const char *s, size_t end, size_t pos, unsigned flags,
+			  const struct name_table *sect_names)
+{
+	struct module_info *mi = w->mi;
+	const struct name_table *sect = sect_names;
+	while (asm_next_token(s, end, &pos, w->tok)) {
 		const char *tok = w->tok;
 		int t = asm_token_symbol(&w->names, tok);
+		if (t < 0 && !(flags & SF_IN_ASM))
+			continue; /* A of a `.lto_set_conditional` line */
+		if (t < 0)
+			t = asm_token_symbol(&w->set_names, tok);
 		if (t >= 0)
-			mi->syms[t].flags |= SF_IN_ASM | SF_ASM_NAME;
+			mi->syms[t].flags |= flags;
 		if (strncmp(tok, "__start_", 8) == 0)
 			tok += 8;
 		else if (strncmp(tok, "__stop_", 7) == 0)
 			tok += 7;
-		for (int k = name_table_find(&sect, tok); k >= 0 && k < sect.n && !strcmp(sect.v[k].name, tok); k++)
-			mi->syms[sect.v[k].idx].flags |= SF_ASM_SECTION;
+		for (int k = name_table_find(sect, tok); k >= 0 && k < sect->n && !strcmp(sect->v[k].name, tok); k++)
+			mi->syms[sect->v[k].idx].flags |= SF_ASM_SECTION;
 		if (strcmp(w->tok, ".symver") == 0)
-			parse_symver(w, s, len, &pos);
+			parse_symver(w, s, end, &pos);
 	}
-	free(sect.v);
 }
 
 /* Union-find over symbols. */
@@ -855,6 +916,13 @@ static void build_units(struct module_info *mi, int ncomdats, struct walker *w, 
 		int f = w->ba_fn.v[k], u = w->ba_user.v[k];
 		if (S[f].role == ROLE_OWNED && S[u].role == ROLE_OWNED)
 			uf_union(uf, f, u);
+	}
+	/* Inline asm using A of `.lto_set_conditional A, B` lives with B: the
+	 * assembler makes A only where B is defined. */
+	for (int k = 0; k < w->set_user.n; k++) {
+		int f = w->set_user.v[k], b = w->set_target.v[k];
+		if (S[f].role == ROLE_OWNED && S[b].role == ROLE_OWNED)
+			uf_union(uf, f, b);
 	}
 	join_symver_removed(mi, uf);
 	long owned = 0;
@@ -1327,6 +1395,9 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	flag_special_array(&w, "llvm.used", SF_USED, 0);
 	flag_special_array(&w, "llvm.compiler.used", SF_USED, 0);
 	free(w.names.v);
+	for (int k = 0; k < w.set_names.n; k++)
+		free((char *)w.set_names.v[k].name);
+	free(w.set_names.v);
 	free(w.tok);
 	stabilize_thinlto_names(mi, m, opt->module_suffixes);
 	stabilize_private_names(mi, m);
@@ -1347,6 +1418,8 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	free(w.guid_sym);
 	free(w.ba_fn.v);
 	free(w.ba_user.v);
+	free(w.set_user.v);
+	free(w.set_target.v);
 }
 
 void module_info_free(struct module_info *mi)

@@ -8,6 +8,7 @@
 #define MTPC_ANALYZE_H
 
 #include <llvm-c/Core.h>
+#include <stddef.h>
 
 enum sym_kind { SYM_FUNC, SYM_VAR, SYM_ALIAS, SYM_IFUNC };
 
@@ -148,6 +149,13 @@ LLVMValueRef strip_to_global(LLVMValueRef c);
 /* Analyse m (owned by the caller, must outlive the info). */
 void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct module_info *out);
 void module_info_free(struct module_info *mi);
+
+/* Is this line of module asm a `.lto_set_conditional A, B`? ThinLTO's
+ * bitcode writer adds one for each static it promotes to B in a module with
+ * inline asm (CFI and -fsplit-lto-unit): the assembler makes A a local alias
+ * of B, only in an object whose asm uses A. Every partition gets these lines
+ * (emit.c): inline asm anywhere may use A. */
+int asm_set_line(const char *line, size_t len);
 
 /* The digits of a ThinLTO promotion suffix `name.llvm.<digits>`, or NULL. */
 const char *llvm_suffix(const char *name);

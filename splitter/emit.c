@@ -1,6 +1,7 @@
 /* emit.c: see emit.h. */
 #define _POSIX_C_SOURCE 200809L /* CLOCK_THREAD_CPUTIME_ID, mkstemp */
 #include "emit.h"
+#include "buf.h"
 #include "llvm_shim.h"
 #include "ptrmap.h"
 #include "util.h"
@@ -162,6 +163,23 @@ static void filter_special_array(LLVMModuleRef m, const char *name, int ctor, co
 	free(keep);
 }
 
+/* Module asm belongs to one partition, but for its `.lto_set_conditional`
+ * lines (asm_set_line), which every partition keeps. */
+static void keep_asm_set_lines(LLVMModuleRef m)
+{
+	size_t len;
+	const char *s = LLVMGetModuleInlineAsm(m, &len);
+	struct buf keep = {0};
+	for (size_t line = 0, end; s && line < len; line = end + 1) {
+		const char *nl = memchr(s + line, '\n', len - line);
+		end = nl ? (size_t)(nl - s) : len;
+		if (asm_set_line(s + line, end - line))
+			buf_printf(&keep, "%.*s\n", (int)(end - line), s + line);
+	}
+	LLVMSetModuleInlineAsm2(m, keep.s ? keep.s : "", keep.len);
+	buf_free(&keep);
+}
+
 /* Turn the full module m into partition p. Returns NULL or an error (heap). */
 static char *transform(LLVMModuleRef m, const struct module_info *mi, const struct split_plan *plan, int p)
 {
@@ -288,7 +306,7 @@ static char *transform(LLVMModuleRef m, const struct module_info *mi, const stru
 		return r;
 	}
 	if (p != plan->asm_partition)
-		LLVMSetModuleInlineAsm2(m, "", 0);
+		keep_asm_set_lines(m);
 	LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
 	LLVMErrorRef err = LLVMRunPasses(m, "globaldce", NULL, pbo);
 	LLVMDisposePassBuilderOptions(pbo);

@@ -982,10 +982,10 @@ static void print_stats(const struct options *o, const struct module_info *mi,
 	double now = mtpc_now();
 	fprintf(stderr,
 		"mtpc-split: %s: %d partitions, %d functions (%d dead), %d units, %d SCCs cut, "
-		"largest unit %.1f%%, %d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s "
+		"largest unit %.1f%%, %d alias users, %d promoted, %d shared statics, %d copies (+%.1f%% cost), max/mean %.3f, %d units seeded%s, %.2f s "
 		"(key %.2f, load%s %.2f, ipo %.2f, cache %.2f, plan %.2f, emit %.2f, write %.2f)\n",
 		o->input, plan->n, mi->nfuncs_defined, mi->ndead, mi->nunits, mi->ncut_sccs,
-		mi->total_cost ? 100.0 * plan->largest_unit / mi->total_cost : 0.0, plan->npromoted,
+		mi->total_cost ? 100.0 * plan->largest_unit / mi->total_cost : 0.0, mi->nalias_users, plan->npromoted,
 		plan->nshared_dups, plan->ncopies,
 		mi->total_cost ? 100.0 * (sum - mi->total_cost) / mi->total_cost : 0.0,
 		sum ? (double)maxc * plan->n / sum : 0.0, plan->nseeded, exact ? " (cache hit)" : "",

@@ -95,6 +95,7 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 	json_object_set_new(st, "total_cost", json_integer(mi->total_cost));
 	json_object_set_new(st, "largest_unit_cost", json_integer(P->largest_unit));
 	json_object_set_new(st, "value_profile_targets", json_integer(mi->nvp_targets));
+	json_object_set_new(st, "alias_users", json_integer(mi->nalias_users));
 	json_object_set_new(st, "promoted", json_integer(P->npromoted));
 	json_object_set_new(st, "copies", json_integer(P->ncopies));
 	json_object_set_new(st, "shared_static_duplicates", json_integer(P->nshared_dups));

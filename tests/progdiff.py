@@ -119,26 +119,59 @@ class Program:
         self.args = list(args)
 
 
+def _why(stderr):
+    """The first error line of a tool's output (or its last line)."""
+    lines = [l for l in stderr.splitlines() if l.strip()]
+    err = [l for l in lines if "error" in l]
+    return (err or lines or ["(no output)"])[0][:300]
+
+
 def _compile(prog, srcs, flags, work, suffix):
     objs = []
     for k, (src, extra) in enumerate(srcs):
         obj = work / f"{src.stem}.{k}{suffix}"
         r = run([prog.driver, *flags, *prog.cflags, *extra, "-c", src, "-o", obj])
         if r.returncode != 0:
-            raise Skip(f"{src.name} does not compile with {flags}: {r.stderr.strip()[-300:]}")
+            raise Skip(f"{src.name} does not compile with {flags}: {_why(r.stderr)}")
         objs.append(obj)
     return objs
 
 
-def _profile(prog, work):
-    """-fprofile-use flags from an instrumented run of the program itself."""
-    raw = work / "raw"
-    flags = ["-O2", "-fprofile-generate=" + str(raw)]
-    objs = _compile(prog, prog.split_srcs + prog.main_srcs, flags, work, ".gen.o")
-    exe = work / "prog.gen"
-    r = run([prog.driver, *flags, *prog.ldflags, *objs, "-o", exe])
+def _link(prog, link, split_objs, main_objs, d, shared, how, mtpc=None):
+    """Link the program into directory d: an executable, or with shared the split modules
+    as d/libprog.so and an executable against it. mtpc(cmd, target) links the target
+    through MTPC instead. Returns (executable, the split modules' target)."""
+    d.mkdir(exist_ok=True)
+    target = d / ("libprog.so" if shared else "prog")
+    cmd = [*link, *(["-shared"] if shared else []), *split_objs,
+           *([] if shared else main_objs), "-o"]
+    if mtpc:
+        mtpc(cmd, target)
+    else:
+        r = run([*cmd, target])
+        if r.returncode != 0:
+            raise Skip(f"{how} link fails: {_why(r.stderr)}")
+    if not shared:
+        return target, target
+    exe = d / "prog"  # the rest of the program, linked the same way against the library
+    stub = main_objs or _compile(prog, [(_stub(prog, d), [])], ["-O2"], d, ".stub.o")
+    r = run([*link, *stub, "-o", exe, "-L", d, "-lprog", f"-Wl,-rpath,{d}"])
+    if r.returncode != 0 and not mtpc:
+        raise Skip(f"the executable does not link against the {how} library: {_why(r.stderr)}")
     if r.returncode != 0:
-        raise Skip(f"instrumented link fails: {r.stderr.strip()[-300:]}")
+        raise Fail(f"the executable does not link against MTPC's library:\n{r.stderr}")
+    return exe, target
+
+
+def _profile(prog, work, shared):
+    """-fprofile-use flags from an instrumented run of the program itself (the same shape:
+    with shared, a library and an executable)."""
+    raw = work / "raw"
+    flags = ["-O2", "-fprofile-generate=" + str(raw), *(["-fPIC"] if shared else [])]
+    split_objs = _compile(prog, prog.split_srcs, flags, work, ".gen.o")
+    main_objs = _compile(prog, prog.main_srcs, flags, work, ".gen.o")
+    exe, _ = _link(prog, [prog.driver, *flags, *prog.ldflags], split_objs, main_objs,
+                   work / "gen", shared, "instrumented")
     execute([exe, *prog.args])
     profraw = sorted(raw.glob("*.profraw"))
     if not profraw:
@@ -155,46 +188,37 @@ def compare(prog, flagset, work, mode="link", build=None):
     work = pathlib.Path(work)
     work.mkdir(parents=True, exist_ok=True)
     flags, link_only, shared, pgo = FLAG_SETS[flagset]
-    flags = ["-O2", *flags, *(["-fPIC"] if prog.shared else [])]
     shared = shared or prog.shared
+    flags = ["-O2", *flags, *(["-fPIC"] if prog.shared else [])]
     if pgo:
-        flags += _profile(prog, work)
+        flags += _profile(prog, work, shared)
     split_objs = _compile(prog, prog.split_srcs, [*flags, "-flto=thin"], work, ".o")
     main_objs = _compile(prog, prog.main_srcs, [*flags, "-flto=thin"], work, ".o")
     link = [prog.driver, *flags, "-flto=thin", "-fuse-ld=lld", *link_only, *prog.ldflags]
+
+    def mtpc(cmd, target):
+        r = must(mtpc_link_cmd(mode, cmd, target, work / "plans.sqlite", build=build),
+                 f"MTPC link ({mode})")
+        if "its thin link crashed the linker" in r.stderr:
+            # lld 19 and 22 crash on the index-only thin link of some inputs that their
+            # in-process ThinLTO links (docs/build-integration.md): MTPC then links them
+            # as plain ThinLTO does, so the comparison says nothing about the split.
+            raise Skip("lld's index-only thin link crashes here; MTPC linked without splitting")
+        if "fallback" in r.stdout + r.stderr or "warning" in r.stderr:
+            raise Fail(f"the MTPC link fell back or warned:\n{r.stdout}{r.stderr}")
+
     outs = {}
     for how in ("plain", "mtpc"):
-        d = work / how
-        d.mkdir(exist_ok=True)
-        if shared:
-            target = d / "libprog.so"
-            cmd = [*link, "-shared", *split_objs, "-o"]
-        else:
-            target = d / "prog"
-            cmd = [*link, *split_objs, *main_objs, "-o"]
-        if how == "plain":
-            r = run([*cmd, target])
-            if r.returncode != 0:
-                raise Skip(f"plain ThinLTO link fails with {flags}: {r.stderr.strip()[-300:]}")
-        else:
-            r = must(mtpc_link_cmd(mode, cmd, target, work / "plans.sqlite", build=build),
-                     f"MTPC link ({mode})")
-            if "fallback" in r.stdout + r.stderr or "warning" in r.stderr:
-                raise Fail(f"the MTPC link fell back or warned:\n{r.stdout}{r.stderr}")
-        exe = target
-        if shared:  # the rest of the program, linked the same way against each library
-            exe = d / "prog"
-            stub = main_objs or _compile(prog, [(_stub(prog, work), [])], flags, work, ".stub.o")
-            must([*link, *stub, "-o", exe, "-L", d, "-lprog", f"-Wl,-rpath,{d}"],
-                 "executable link")
+        exe, target = _link(prog, link, split_objs, main_objs, work / how, shared, how,
+                            mtpc if how == "mtpc" else None)
         # What the program exports: the dynamic symbols of the executable and of the
         # library. Also the global symbols of their static tables, except with section GC:
         # there lld drops from the static table of an executable the symbols that bitcode
         # defines and no regular object references, and MTPC's final link sees only
         # regular (native) objects.
         static = [] if "--gc-sections" in " ".join(link_only) else [exported(exe)]
-        if shared:
-            static += [] if static == [] else [exported(target)]
+        if shared and static:
+            static.append(exported(target))
         outs[how] = (execute([exe, *prog.args]),
                      [exported(exe, dynamic=True), *static],
                      exported(target, dynamic=True) if shared else None)

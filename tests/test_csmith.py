@@ -13,6 +13,11 @@ the same code (check_seed below).
 Environment: MTPC_BUILD_DIR (the MTPC build with ninja-gen/mtpc-link and splitter/mtpc-split).
 check_seed(..., mode="distribute") links through lld's DTLTO with mtpc-distribute instead of
 mtpc-link (tests/test_distribute_equiv.py; Clang >= 21).
+
+test_csmith_under_flags: one program under each flag set real projects build with
+(progdiff.FLAG_SETS: WPD, CFI, hidden visibility, split LTO unit, PGO from the program's own
+run, -gz, -fPIC -shared, section GC), through mtpc-link and, with Clang >= 21,
+mtpc-distribute.
 """
 import os
 import pathlib
@@ -21,13 +26,15 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, LLVM_BIN
+import progdiff as pd
+from conftest import LLVM_BIN, LLVM_VERSION
+from progdiff import mtpc_link_cmd, mtpc_tools
 
 CLANG = str(LLVM_BIN / "clang")
 CSMITH = shutil.which("csmith") or "/usr/bin/csmith"
 CSMITH_INCLUDE = "/usr/include/csmith"
 RUN_TIMEOUT = 10          # seconds a program may run
-PARTITIONS = 4
+PARTITIONS = pd.PARTITIONS
 # Small enough to build in about a second each, big enough that the splitter has several
 # call-graph roots to spread over the partitions.
 CSMITH_OPTS = ["--max-funcs", "12"]
@@ -77,36 +84,6 @@ def _execute(exe):
     except subprocess.TimeoutExpired:
         return "timeout", ""
     return ("ok" if r.returncode == 0 else f"crash {r.returncode}"), r.stdout
-
-
-def _exported(path):
-    r = _must([LLVM_BIN / "llvm-nm", "--extern-only", "--defined-only", path], "llvm-nm")
-    return sorted(" ".join(l.split()[1:]) for l in r.stdout.splitlines() if l.strip())
-
-
-def mtpc_tools(build=None):
-    build = pathlib.Path(build or BUILD)
-    link = build / "ninja-gen" / "mtpc-link"
-    split = build / "splitter" / "mtpc-split"
-    for t in (link, split):
-        if not t.exists():
-            raise FileNotFoundError(f"{t} not built (run scripts/build.sh)")
-    return link, split
-
-
-def mtpc_link_cmd(mode, link_cmd, out, cache, partitions=PARTITIONS, build=None):
-    """The command linking `out` through MTPC with forced splitting: mtpc-link around the plain
-    link command (mode "link"), or the plain link command with mtpc-distribute as lld's DTLTO
-    distributor (mode "distribute"). Both keep their inner build in <out>.mtpc."""
-    link, split = mtpc_tools(build)
-    opts = ["--threshold", "0", "--partitions", partitions, "--jobs", "2", "--cache", cache,
-            "--split-tool", split, "--llvm-bin", LLVM_BIN]
-    if mode == "link":
-        return [link, *opts, "--", *link_cmd, out]
-    assert mode == "distribute", mode
-    dist = link.parent / "mtpc-distribute"
-    xopts = [f"-Xthinlto-distributor={o}={v}" for o, v in zip(opts[::2], opts[1::2])]
-    return [*link_cmd, out, f"-fthinlto-distributor={dist}", *xopts]
 
 
 def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build=None,
@@ -192,9 +169,9 @@ def check_seed(seed, work, csmith_opts=CSMITH_OPTS, partitions=PARTITIONS, build
         diff = [f"  thin: {a}\n  mtpc: {b}" for a, b in
                 zip(out_thin.splitlines(), out_mt.splitlines()) if a != b][:5]
         raise Fail(f"seed {seed}: output differs from plain ThinLTO:\n" + "\n".join(diff))
-    if _exported(mt) != _exported(thin):
+    if pd.exported(mt) != pd.exported(thin):
         raise Fail(f"seed {seed}: exported symbols differ:\n"
-                   f"thin: {_exported(thin)}\nmtpc: {_exported(mt)}")
+                   f"thin: {pd.exported(thin)}\nmtpc: {pd.exported(mt)}")
     # Link again with the same plan cache (now a hit): the same plans and the same program.
     mt2 = work / "prog.mtpc2"
     _must(mtpc_link_cmd(mode, link_cmd, mt2, work / "plans.sqlite", partitions, build),
@@ -251,3 +228,22 @@ def test_csmith_skips_looping_program(tmp_path):
     """Seed 11 (with CSMITH_OPTS) loops for longer than RUN_TIMEOUT at -O0: skipped, not failed."""
     with pytest.raises(Skip):
         check_seed(11, tmp_path)
+
+
+FLAG_SEED = 2  # splits in 2+ partitions under every flag set
+FLAG_MODES = ["link"] + (["distribute"] if int(LLVM_VERSION) >= 21 else [])
+FLAG_CASES = [(fs, m) for m in FLAG_MODES for fs in pd.FLAG_SETS]
+
+
+@pytest.mark.parametrize("flagset,mode", FLAG_CASES, ids=[f"{fs}-{m}" for fs, m in FLAG_CASES])
+def test_csmith_under_flags(flagset, mode, tmp_path):
+    src = tmp_path / f"csmith{FLAG_SEED}.c"
+    _must([CSMITH, "--seed", FLAG_SEED, *CSMITH_OPTS, "-o", src], "csmith", cwd=tmp_path)
+    prog = pd.Program([(src, ["-w", "-I", CSMITH_INCLUDE])], args=["1"])
+    try:
+        counts = pd.compare(prog, flagset, tmp_path / "w", mode)
+    except pd.Skip as e:
+        pytest.skip(str(e))
+    except pd.Fail as e:
+        pytest.fail(str(e), pytrace=False)
+    assert counts and max(counts) >= 2, counts

@@ -15,7 +15,7 @@ import subprocess
 import splitlib as sl
 from conftest import LLVM_BIN, run
 from test_split_copies import chain
-from test_csmith import mtpc_link_cmd
+from progdiff import mtpc_link_cmd
 
 
 def module_text():
