@@ -28,9 +28,10 @@ Commands
 
   ``launcher``
     ``mtpc-link`` runs the link (set as ``C_LINKER_LAUNCHER`` and
-    ``CXX_LINKER_LAUNCHER``), in the Ninja job pool ``mtpc_link`` of depth 1
-    (``JOB_POOL_LINK``) so that nested inner builds do not oversubscribe the
-    machine. Needs a Ninja generator; any Clang from 19.
+    ``CXX_LINKER_LAUNCHER``). Links run side by side; the compiles of their
+    inner builds share one budget of jobs for the machine (the cores, or
+    ``MTPC_JOB_SLOTS`` in the environment; make's jobserver when the outer
+    build is GNU make's). Needs a Ninja generator; any Clang from 19.
   ``dtlto``
     lld's Distributed ThinLTO runs ``mtpc-distribute`` as its distributor
     (``-fthinlto-distributor=``, options as ``-Xthinlto-distributor=``): only
@@ -480,13 +481,11 @@ function(mtpc_enable target)
   if(CMAKE_MAKE_PROGRAM)
     list(APPEND opts "--ninja=${CMAKE_MAKE_PROGRAM}")
   endif()
+  # No job pool: links run side by side, and every inner edge of every link
+  # takes a token of one machine-wide budget first (common/jobs.h), so two
+  # links neither oversubscribe the machine nor wait while cores are idle.
   set(launcher "${MTPC_LINK_EXECUTABLE}" ${opts} --)
   set_target_properties(${target} PROPERTIES
     C_LINKER_LAUNCHER "${launcher}"
-    CXX_LINKER_LAUNCHER "${launcher}"
-    JOB_POOL_LINK mtpc_link)
-  get_property(pools GLOBAL PROPERTY JOB_POOLS)
-  if(NOT "mtpc_link=1" IN_LIST pools)
-    set_property(GLOBAL APPEND PROPERTY JOB_POOLS mtpc_link=1)
-  endif()
+    CXX_LINKER_LAUNCHER "${launcher}")
 endfunction()

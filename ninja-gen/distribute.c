@@ -585,6 +585,7 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 	 * the second nowhere. */
 	struct buf out = {0};
 	struct proc_io io = {.out = o->progress || o->in.verbose ? NULL : &out};
+	inner_share_jobs(gc->inner);
 	int status = proc_spawn(argv, &io);
 	int sig = slurm_end(&sl);
 	if (sig)

@@ -1,6 +1,7 @@
 /* inner.c: see inner.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "inner.h"
+#include "jobs.h"
 #include "proc.h"
 #include "util.h"
 
@@ -302,3 +303,10 @@ mtpc_cache *inner_open_cache(const char *cache)
 	return c;
 }
 
+
+void inner_share_jobs(const char *inner)
+{
+	char *lock = xasprintf("%s/jobs.implicit", inner);
+	jobs_share_implicit(lock);
+	free(lock);
+}

@@ -92,6 +92,12 @@ int inner_run_jobs(const struct inner_opts *o, const struct slurm *s);
  * Unsure (the dry run fails): 0. */
 int inner_up_to_date(char *const *ninja_cmd);
 
+/* Before the inner build runs: when this front end holds a token of the
+ * outer build's make jobserver, let one step at a time use it (jobs.h:
+ * <inner>/jobs.implicit), so that the steps' tokens and make's add up to
+ * make's -j. */
+void inner_share_jobs(const char *inner);
+
 /* Online cores (at least 1): the default of --jobs and --partitions. */
 int inner_cores(void);
 

@@ -216,6 +216,7 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 			setenv("NINJA_STATUS", status_fmt, 1);
 			free(status_fmt);
 		}
+		inner_share_jobs(inner);
 		status = proc_run(nargv, NULL, NULL, NULL);
 		int sig = slurm_end(&sl);
 		if (sig)

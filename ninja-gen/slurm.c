@@ -1,6 +1,7 @@
 /* slurm.c: see slurm.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "slurm.h"
+#include "jobs.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -376,11 +377,27 @@ static int in_list(const char *list, const char *name)
 	return hit;
 }
 
+int slurm_active(void)
+{
+	const char *job = getenv(SLURM_ENV_JOB), *dir = getenv(SLURM_ENV_DIR);
+	return job && *job && dir && *dir;
+}
+
+/* A compile on this machine, within the machine's job budget (jobs.h). */
+static int run_local(char *const *cmd, const struct proc_io *io)
+{
+	struct job_token token;
+	jobs_acquire(&token);
+	int st = proc_spawn(cmd, io);
+	jobs_release(&token);
+	return st;
+}
+
 int slurm_run(char *const *cmd, const struct proc_io *io, const char *what)
 {
 	const char *job = getenv(SLURM_ENV_JOB), *dir = getenv(SLURM_ENV_DIR);
-	if (!job || !*job || !dir || !*dir)
-		return proc_spawn(cmd, io);
+	if (!slurm_active())
+		return proc_spawn(cmd, io); /* the step holds a token already */
 	const char *t = getenv(SLURM_ENV_TRIES);
 	int tries = t && atoi(t) > 0 ? atoi(t) : SLURM_DEFAULT_TRIES;
 	char *self = proc_self_path();
@@ -426,5 +443,5 @@ int slurm_run(char *const *cmd, const struct proc_io *io, const char *what)
 	}
 	buf_free(&exclude);
 	free(self);
-	return st >= 0 ? st : proc_spawn(cmd, io);
+	return st >= 0 ? st : run_local(cmd, io);
 }

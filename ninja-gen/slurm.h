@@ -56,6 +56,10 @@ struct slurm {
 	                 * allocation a killed link left behind */
 };
 
+/* Steps: does this inner build run its compiles on a Slurm allocation
+ * (the front end's environment says so)? */
+int slurm_active(void);
+
 /* Front end: parse "local" or "slurm" into *on. Returns 0, or -1 after an
  * error message. */
 int slurm_parse_executor(const char *arg, int *on);
@@ -74,9 +78,11 @@ int slurm_begin(struct slurm *s, const struct slurm_opts *o, int want, const cha
 int slurm_end(struct slurm *s);
 
 /* Steps: run cmd like proc_spawn(cmd, io), as a job step of the
- * allocation in $MTPC_SLURM_JOBID when set (else locally). what names the
- * compile in messages and in edges.log. io->cpu receives the CPU seconds
- * measured on the node. */
+ * allocation in $MTPC_SLURM_JOBID when set (else locally: the calling step
+ * holds a job token). A compile that falls back to this machine after its
+ * last try takes a token of the machine's job budget first (jobs.h). what
+ * names the compile in messages and in edges.log. io->cpu receives the CPU
+ * seconds measured on the node. */
 int slurm_run(char *const *cmd, const struct proc_io *io, const char *what);
 
 /* "--node-step --status F -- <cmd>": the job step on the node. */

@@ -4,6 +4,7 @@
 #include "debugfix.h"
 #include "elfsyms.h"
 #include "graph.h"
+#include "jobs.h"
 #include "ninja_write.h"
 #include "proc.h"
 #include "slurm.h"
@@ -843,10 +844,32 @@ static int run_step(struct step *s)
 	return w < 0 ? 1 : 0;
 }
 
+/* Does step s run its work on this machine? Everything but a node step
+ * (already on its node) and a compile that goes to the Slurm allocation
+ * (slurm_run takes a token itself when it falls back to a local compile). */
+static int runs_here(const struct step *s)
+{
+	if (!strcmp(s->name, "--node-step"))
+		return 0;
+	if (!strcmp(s->name, "--backend-step") || !strcmp(s->name, "--slot-step"))
+		return !slurm_active();
+	return 1;
+}
+
 int steps_main(int argc, char **argv)
 {
 	struct step s;
-	int r = parse(&s, argc, argv) < 0 ? 2 : run_step(&s);
+	if (parse(&s, argc, argv) < 0) {
+		strv_free(&s.split_args);
+		return 2;
+	}
+	/* One machine-wide budget of jobs for every link (and compile
+	 * launcher) running at once (jobs.h). */
+	struct job_token token = {.fd = -1};
+	if (runs_here(&s))
+		jobs_acquire(&token);
+	int r = run_step(&s);
+	jobs_release(&token);
 	strv_free(&s.split_args);
 	return r;
 }

@@ -197,8 +197,13 @@ def compare(prog, flagset, work, mode="link", build=None):
     link = [prog.driver, *flags, "-flto=thin", "-fuse-ld=lld", *link_only, *prog.ldflags]
 
     def mtpc(cmd, target):
-        r = must(mtpc_link_cmd(mode, cmd, target, work / "plans.sqlite", build=build),
-                 f"MTPC link ({mode})")
+        r = run(mtpc_link_cmd(mode, cmd, target, work / "plans.sqlite", build=build))
+        if r.returncode != 0 and mode == "distribute" and not pathlib.Path(f"{target}.mtpc").exists():
+            # lld 22 crashes writing the index shards of some inputs (BitcodeWriter::
+            # writeIndex, an ifunc whose resolver is external) before it runs the distributor
+            raise Skip(f"lld failed before running mtpc-distribute: {_why(r.stderr)}")
+        if r.returncode != 0:
+            raise Fail(f"MTPC link ({mode}) failed ({r.returncode}):\n{r.stdout}{r.stderr}")
         if "its thin link crashed the linker" in r.stderr:
             # lld 19 and 22 crash on the index-only thin link of some inputs that their
             # in-process ThinLTO links (docs/build-integration.md): MTPC then links them
