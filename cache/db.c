@@ -82,6 +82,15 @@ static const char *const migrations[CACHE_SCHEMA_VERSION] = {
 	"  split INTEGER NOT NULL,"  /* 1: recorded by a merge (the module was split) */
 	"  recorded REAL NOT NULL) WITHOUT ROWID;"
 	"PRAGMA user_version = 2;",
+	/* 2 -> 3: why a module's backend reran (mtpc-link relays a module only
+	 * when other modules' changes keep forcing its recompile) */
+	"CREATE TABLE module_rebuilds("
+	"  module_path TEXT PRIMARY KEY,"
+	"  module_hash TEXT NOT NULL," /* its own bitcode at its last rebuild */
+	"  history INTEGER NOT NULL,"  /* bit i: the (i+1)-th latest rebuild found its own bitcode unchanged */
+	"  runs INTEGER NOT NULL,"     /* rebuilds recorded, at most 8 */
+	"  recorded REAL NOT NULL) WITHOUT ROWID;"
+	"PRAGMA user_version = 3;",
 };
 
 double cache_now(void)

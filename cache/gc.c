@@ -72,6 +72,8 @@ int mtpc_cache_gc(mtpc_cache *c, double max_age_days, long long max_bytes, int *
 			goto fail;
 		if ((rc = run1(c->db, "DELETE FROM module_times WHERE recorded < ?1", cutoff, NULL)))
 			goto fail;
+		if ((rc = run1(c->db, "DELETE FROM module_rebuilds WHERE recorded < ?1", cutoff, NULL)))
+			goto fail;
 	}
 	if ((rc = run1(c->db, orphan_timings, now - 3600, NULL)))
 		goto fail;

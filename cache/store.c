@@ -439,3 +439,49 @@ double mtpc_cache_plan_seconds(mtpc_cache *c, const char *module_hash, const cha
 	sqlite3_finalize(st);
 	return s;
 }
+
+int mtpc_cache_record_rebuild(mtpc_cache *c, const char *module_path, const char *module_hash)
+{
+	if (cache_unusable(c) || c->readonly)
+		return -1;
+	if (!module_path || !*module_path || !module_hash || !*module_hash)
+		return -1;
+	/* One statement: SET sees the row as it was. */
+	sqlite3_stmt *st = cache_prepare(c->db, "INSERT INTO module_rebuilds(module_path, module_hash, history, "
+						"runs, recorded) VALUES(?1, ?2, 0, 1, ?3) ON CONFLICT(module_path) "
+						"DO UPDATE SET history = ((history << 1) | "
+						"(module_hash = excluded.module_hash)) & 255, "
+						"runs = min(runs + 1, 8), module_hash = excluded.module_hash, "
+						"recorded = excluded.recorded");
+	if (st) {
+		sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, module_hash, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 3, cache_now());
+	}
+	return write_one(c, st, "cannot record a module rebuild");
+}
+
+int mtpc_cache_module_rebuilds(mtpc_cache *c, const char *module_path, int *forced)
+{
+	*forced = 0;
+	if (cache_unusable(c))
+		return -1;
+	sqlite3_stmt *st = cache_prepare(c->db, "SELECT history, runs FROM module_rebuilds WHERE module_path = ?1");
+	if (!st) {
+		cache_fail(c, "cannot read module rebuilds");
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
+	int runs = 0, rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		unsigned history = (unsigned)sqlite3_column_int(st, 0);
+		runs = sqlite3_column_int(st, 1);
+		for (int i = 0; i < runs && i < 8; i++)
+			*forced += (history >> i) & 1;
+	} else if (rc != SQLITE_DONE) {
+		cache_fail(c, "cannot read module rebuilds");
+		runs = -1;
+	}
+	sqlite3_finalize(st);
+	return runs;
+}

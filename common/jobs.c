@@ -120,17 +120,28 @@ static void acquire_from_make(struct job_token *t, const char *implicit, struct 
 	}
 }
 
+static void acquire(struct job_token *t);
+
 int jobs_acquire(struct job_token *t)
 {
 	*t = (struct job_token){.fd = -1};
-	const char *off = getenv(JOBS_ENV_OFF);
-	if (off && !strcmp(off, "1"))
+	const char *off = getenv(JOBS_ENV_OFF), *held = getenv(JOBS_ENV_HELD);
+	if ((off && !strcmp(off, "1")) || (held && !strcmp(held, "1")))
 		return 0;
+	acquire(t);
+	if (t->fd >= 0)
+		setenv(JOBS_ENV_HELD, "1", 1);
+	return 0;
+}
+
+/* jobs_acquire() without the checks and the mark. */
+static void acquire(struct job_token *t)
+{
 	const char *implicit = getenv(JOBS_ENV_IMPLICIT);
 	struct jobserver js;
 	if (implicit && *implicit && jobserver_open(&js) == 0) {
 		acquire_from_make(t, implicit, &js);
-		return 0;
+		return;
 	}
 	char *dir = pool_dir();
 	struct stat st;
@@ -159,13 +170,13 @@ int jobs_acquire(struct job_token *t)
 			mtpc_warn("cannot use the job pool %s (%s): running without a job budget", dir, strerror(errno));
 	}
 	free(dir);
-	return 0;
 }
 
 void jobs_release(struct job_token *t)
 {
 	if (t->fd < 0)
 		return;
+	unsetenv(JOBS_ENV_HELD);
 	if (t->pipe)
 		while (write(t->fd, &t->byte, 1) < 0 && errno == EINTR)
 			;

@@ -29,6 +29,9 @@
 #define JOBS_ENV_SLOTS "MTPC_JOB_SLOTS"        /* the pool's size */
 #define JOBS_ENV_IMPLICIT "MTPC_JOBS_IMPLICIT" /* lock file of the front end's make token */
 #define JOBS_ENV_OFF "MTPC_JOBS_OFF"           /* "1": no budget (each process runs at once) */
+#define JOBS_ENV_HELD "MTPC_JOB_HELD"          /* "1": a parent holds our token (a step that
+                                                  runs another step: the merge's fallback
+                                                  backend must not wait for a second one) */
 
 /* A token held. */
 struct job_token {
@@ -38,11 +41,14 @@ struct job_token {
 	int own;       /* fd is ours to close after writing the byte back (a fifo) */
 };
 
-/* Take a token, waiting as long as it takes. Returns 0; never fails (see
- * above: without a usable budget, t holds nothing and the work runs). */
+/* Take a token, waiting as long as it takes, and mark it held for the
+ * processes this one starts (JOBS_ENV_HELD): a child never takes a second
+ * one, which with all tokens held by parents would wait forever. Returns 0;
+ * never fails (see above: without a usable budget, or when a parent holds
+ * the token, t holds nothing and the work runs). */
 int jobs_acquire(struct job_token *t);
 
-/* Give t back (no-op for an empty token). */
+/* Give t back (no-op for an empty token) and clear the mark. */
 void jobs_release(struct job_token *t);
 
 /* The pool's size: JOBS_ENV_SLOTS, else the online cores. */

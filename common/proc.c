@@ -42,7 +42,7 @@ static void drain(int *fd, struct buf *b)
  * at the same time, so that a child writing much before it has read all
  * its input cannot deadlock against us. Any fd may be -1; all are closed. */
 static void pump(int fd_in, const char *in, size_t len, int fd_out, struct buf *out, int fd_err,
-		 struct buf *err)
+		 struct buf *err, const struct proc_io *io)
 {
 	size_t off = 0;
 	if (fd_in >= 0 && len == 0) {
@@ -68,8 +68,11 @@ static void pump(int fd_in, const char *in, size_t len, int fd_out, struct buf *
 				fd_in = -1;
 			}
 		}
-		if (fd_out >= 0 && pf[1].revents)
+		if (fd_out >= 0 && pf[1].revents) {
 			drain(&fd_out, out);
+			if (io->on_out)
+				io->on_out(io->on_out_arg, out);
+		}
 		if (fd_err >= 0 && pf[2].revents)
 			drain(&fd_err, err);
 	}
@@ -153,7 +156,7 @@ int proc_spawn(char *const *argv, const struct proc_io *io)
 		close(err[1]);
 	/* A child that exits without reading its input must not kill us. */
 	void (*old_pipe)(int) = io->in ? signal(SIGPIPE, SIG_IGN) : SIG_DFL;
-	pump(in[1], io->in, io->in_len, out[0], io->out, err[0], io->err);
+	pump(in[1], io->in, io->in_len, out[0], io->out, err[0], io->err, io);
 	if (io->in)
 		signal(SIGPIPE, old_pipe);
 	int status;

@@ -16,6 +16,10 @@ struct proc_io {
 	size_t in_len;
 	struct buf *out;  /* its stdout is captured here (NULL: inherited) */
 	struct buf *err;  /* its stderr is captured here (NULL: inherited) */
+	/* If non-NULL: called whenever more of the child's stdout arrived in
+	 * out, while it runs (it may consume what it has read from out). */
+	void (*on_out)(void *arg, struct buf *out);
+	void *on_out_arg;
 	double *cpu;      /* if non-NULL: set to the user + system CPU seconds of
 	                   * the child and the descendants it waited for (steadier
 	                   * than wall time on a loaded machine) */

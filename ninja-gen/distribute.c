@@ -49,12 +49,7 @@ static const char usage[] =
 	"  --cost-threshold N  split modules costing at least N instructions\n"
 	"                      (MTPC_SPLIT_COST; default 50000, about 3 s of\n"
 	"                      backend on one core)\n"
-	"  --relay-cost N      relay the modules not split that cost at least N:\n"
-	"                      compile each as one partition behind an import\n"
-	"                      step, so that an edit of a module it imports from\n"
-	"                      recompiles it only if the code it imports changed\n"
-	"                      (MTPC_RELAY_COST; default: 1/8 of the split\n"
-	"                      threshold; none with --threshold)\n"
+	INNER_RELAY_HELP("MTPC_RELAY_COST; ", " (MTPC_RELAY)")
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this, 0 splits every module\n"
 	"                      (MTPC_SPLIT_THRESHOLD)\n"
@@ -163,6 +158,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	    env_ll("MTPC_SPLIT_COST", 0, LLONG_MAX, &in->cost_threshold) ||
 	    env_ll("MTPC_RELAY_COST", 0, LLONG_MAX, &in->relay_cost) ||
 	    env_ll("MTPC_MAX_PARTITIONS", 0, 4096, &parts) || env_ll("MTPC_JOBS", 0, 4096, &jobs))
+		return -1;
+	const char *relay = getenv("MTPC_RELAY");
+	if (relay && *relay && inner_parse_relay("MTPC_RELAY", relay, &in->relay) < 0)
 		return -1;
 	in->partitions = (int)parts;
 	in->jobs = (int)jobs;

@@ -87,7 +87,7 @@ static void backend_cmd(const struct graph_conf *gc, const struct graph_codegen 
 	char *dwo = cg->split_dwarf ? dwo_of(out) : NULL;
 	strv_addl(cmd, gc->self, "--backend-step", "--out", out, NULL);
 	if (record)
-		strv_addl(cmd, "--record-module", m->id, NULL);
+		strv_addl(cmd, "--record-module", m->id, "--module", m->path, NULL);
 	if (dwo) {
 		strv_add(cmd, "--dwo");
 		strv_add(cmd, dwo);
@@ -165,6 +165,8 @@ static int emit_split(struct buf *nj, const struct graph_conf *gc, const struct 
 		strv_add(&cmd, "--min-cost");
 		strv_add(&cmd, gc->min_cost);
 	}
+	if (m->relay && m->record) /* its rebuilds decide whether it stays relayed */
+		strv_addl(&cmd, "--record-module", m->id, NULL);
 	if (gc->cache) {
 		strv_add(&cmd, "--cache");
 		strv_add(&cmd, gc->cache);
@@ -357,7 +359,12 @@ static void choose_splits(const struct graph_conf *gc, struct graph *g)
 		struct module *m = &g->mods[i];
 		if (m->insts <= 0)
 			continue;
-		m->seconds = gc->history(gc->history_ctx, m->id, &m->was_split);
+		struct module_history h = {-1, -1, 0, 0};
+		gc->history(gc->history_ctx, m->id, &h);
+		m->seconds = h.seconds;
+		m->was_split = h.was_split;
+		m->rebuilds = h.rebuilds;
+		m->forced = h.forced;
 		if (m->seconds > 0) {
 			hist_secs += m->seconds;
 			hist_insts += (double)m->insts;
@@ -382,12 +389,16 @@ static void choose_splits(const struct graph_conf *gc, struct graph *g)
 			m->split = m->cost * 4 >= gc->cost_threshold * 3; /* hysteresis */
 		else
 			m->split = m->cost >= gc->cost_threshold;
-		/* Relayed: big enough that its recompile is worth a cheap import
-		 * step to avoid (graph.h). */
-		m->relay = by_cost && !m->split && gc->kmax >= 2 && m->cost >= gc->relay_cost;
+		/* Relayed: big enough that its recompile is worth an import step
+		 * to avoid, and other modules' changes keep forcing it (graph.h). */
+		m->relay = by_cost && !m->split && gc->kmax >= 2 && m->cost >= gc->relay_cost &&
+			   (gc->relay == GRAPH_RELAY_ALWAYS ||
+			    (gc->relay == GRAPH_RELAY_AUTO && m->forced >= RELAY_MIN_FORCED &&
+			     m->forced * 2 >= m->rebuilds));
 		/* History is worth keeping for every module that could come near
-		 * the threshold; tiny ones would only churn the cache. */
-		m->record = by_cost && m->cost * 16 >= gc->cost_threshold;
+		 * the threshold or be relayed; tiny ones would only churn the cache. */
+		m->record = by_cost && (m->cost * 16 >= gc->cost_threshold ||
+					(gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
 	}
 }
 
@@ -430,8 +441,41 @@ void graph_rules(struct buf *nj, const char *tool)
 			   rules[i].local ? "  pool = local\n" : "");
 }
 
+/* The last k path components of id ("" components and all if fewer). */
+static const char *path_tail(const char *id, int k)
+{
+	const char *p = id + strlen(id);
+	while (p > id) {
+		if (p[-1] == '/' && --k == 0)
+			break;
+		p--;
+	}
+	return p;
+}
+
+/* Names for messages that tell modules apart: the file name, or as many of
+ * the trailing directories of its path as make it unique in this link (a
+ * unity build has a unity_0_cxx.cxx.o in every target). */
+static void unique_names(struct graph *g)
+{
+	for (size_t i = 0; i < g->nmods; i++) {
+		for (int k = 1;; k++) {
+			const char *t = path_tail(g->mods[i].id, k);
+			int clash = 0;
+			for (size_t j = 0; j < g->nmods && !clash; j++)
+				clash = j != i && !strcmp(path_tail(g->mods[j].id, k), t);
+			if (!clash || t == g->mods[i].id) {
+				free(g->mods[i].name);
+				g->mods[i].name = xstrdup(t);
+				break;
+			}
+		}
+	}
+}
+
 int graph_emit_modules(const struct graph_conf *gc, const struct graph_codegen *cg, struct graph *g)
 {
+	unique_names(g);
 	choose_splits(gc, g);
 	/* Ninja (1.11) starts ready edges in manifest order: split modules
 	 * first, biggest first, so their split and slots, the critical path,

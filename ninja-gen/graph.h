@@ -39,25 +39,40 @@
  * like lld's in-process ld-temp.o. In the inner directory. */
 #define REGULAR_LTO_OBJ "regular-lto.o"
 
-/* Measured history of one module: the CPU seconds of its last backend (or of
- * its slots together), or -1 if unknown; *was_split: whether it was split
- * then (-1 if unknown). */
-typedef double (*graph_history_fn)(void *ctx, const char *module_path, int *was_split);
+/* Measured history of one module. */
+struct module_history {
+	double seconds;  /* CPU seconds of its last backend (or of its slots
+	                  * together), or -1 if unknown */
+	int was_split;   /* whether it was split then, -1 if unknown */
+	int rebuilds;    /* its last rebuilds recorded (plain backend or relay
+	                  * import; at most 8), and how many of them other */
+	int forced;      /* modules' changes forced: its own bitcode had not
+	                  * changed (what a relay saves) */
+};
+typedef void (*graph_history_fn)(void *ctx, const char *module_path, struct module_history *h);
 
 /* Default cost threshold, in summary instructions: about 3 s of backend on
  * a 2020s x86 core (SQLite's sqlite3.c: 221k instructions, 15 s). Below
  * that, the import + split + merge around the slots eat most of the gain. */
 #define GRAPH_DEFAULT_COST_THRESHOLD 50000
 
-/* A module not split but with at least 1/RELAY_FRACTION of the threshold's
- * cost (the default of graph_conf.relay_cost) is relayed: split into one partition (import, then placeholder
- * checksums and virtual lines), compiled by one slot, merged. Its shard
- * changes whenever a module it imports from changes at all, and the plain
- * backend would then recompile it; relayed, it recompiles only when the
- * code it imports changes. The import step costs about a tenth of its
- * backend (SQLite's shell.c: 0.4 s against 4 s), too much for smaller
- * modules, whose recompile is cheap anyway. */
+/* A module not split, with at least 1/RELAY_FRACTION of the threshold's
+ * cost (the default of graph_conf.relay_cost), may be relayed: split into
+ * one partition (import, then placeholder checksums and virtual lines),
+ * compiled by one slot, merged. Its shard changes whenever a module it
+ * imports from changes at all, and the plain backend then recompiles it;
+ * relayed, it recompiles only when the code it imports changes. But a relay
+ * costs an import step (a tenth to 40% of the backend) and a merge on every
+ * rebuild, and on a full build it saves nothing: so only a module whose
+ * recent rebuilds were mostly forced by other modules' changes is relayed
+ * (RELAY_MIN_FORCED of its last rebuilds and at least half of them, by the
+ * plan cache's history: struct module_history). Every other module that is
+ * not split costs exactly one plain backend edge. */
 #define RELAY_FRACTION 8
+#define RELAY_MIN_FORCED 2
+
+/* graph_conf.relay: which modules costing at least relay_cost are relayed. */
+enum { GRAPH_RELAY_AUTO, GRAPH_RELAY_ALWAYS, GRAPH_RELAY_NEVER };
 
 struct graph_conf {
 	const char *self;       /* absolute path of mtpc-link (runs the steps) */
@@ -73,6 +88,8 @@ struct graph_conf {
 	                           * instructions, or measured) is at least this */
 	long long relay_cost;   /* by cost: relay the modules not split that cost
 	                         * at least this (RELAY_FRACTION); none by bytes */
+	int relay;              /* GRAPH_RELAY_*: AUTO relays those only on the
+	                         * history's evidence (RELAY_MIN_FORCED) */
 	graph_history_fn history; /* measured module times (may be NULL) */
 	void *history_ctx;
 	int type_units;         /* slots compile with -fdebug-types-section: each
@@ -130,6 +147,7 @@ struct module {
 	int relay;       /* not split, but compiled as one partition behind the
 	                  * split step's import (RELAY_FRACTION) */
 	int record;      /* its backend/merge step records its time (history) */
+	int rebuilds, forced; /* history: struct module_history */
 };
 
 struct graph {

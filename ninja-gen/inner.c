@@ -47,6 +47,7 @@ int inner_opt(struct inner_opts *o, int c, const char *arg)
 	case INNER_O_THRESHOLD: bad = mtpc_parse_ll("--threshold", arg, 0, LLONG_MAX, &o->threshold); break;
 	case INNER_O_COST: bad = mtpc_parse_ll("--cost-threshold", arg, 0, LLONG_MAX, &o->cost_threshold); break;
 	case INNER_O_RELAY: bad = mtpc_parse_ll("--relay-cost", arg, 0, LLONG_MAX, &o->relay_cost); break;
+	case INNER_O_RELAY_MODE: bad = inner_parse_relay("--relay", arg, &o->relay); break;
 	case INNER_O_PARTS:
 		bad = mtpc_parse_ll("--partitions", arg, 0, 4096, &v);
 		o->partitions = (int)v;
@@ -88,6 +89,7 @@ void inner_conf(struct graph_conf *gc, const struct inner_opts *o)
 	gc->threshold = o->threshold;
 	gc->cost_threshold = o->cost_threshold;
 	gc->relay_cost = o->relay_cost >= 0 ? o->relay_cost : o->cost_threshold / RELAY_FRACTION;
+	gc->relay = o->relay;
 	gc->type_units = !o->no_type_units;
 	int plan = o->slurm.on ? INNER_SLURM_PLAN_JOBS : inner_cores();
 	gc->kmax = o->partitions > 0 ? o->partitions : plan;
@@ -193,8 +195,9 @@ static int cmp_cost_desc(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* "<sep><module> <cost>[ measured]"; then *sep becomes ", ". */
-static void module_cost(struct buf *b, const char **sep, const struct module *m)
+/* "<sep><module> <cost>[ measured][ relayed][ (kept split...)]"; then *sep
+ * becomes ", ". */
+static void module_cost(struct buf *b, const char **sep, const struct module *m, const struct graph_conf *gc)
 {
 	buf_printf(b, "%s%s ", *sep, m->name);
 	human(b, m->cost);
@@ -202,6 +205,8 @@ static void module_cost(struct buf *b, const char **sep, const struct module *m)
 		buf_add(b, " measured");
 	if (m->relay)
 		buf_add(b, " relayed");
+	if (m->split && m->was_split == 1 && m->cost < gc->cost_threshold)
+		buf_add(b, " (kept split: split last time, it stays split down to 3/4 of the threshold)");
 	*sep = ", ";
 }
 
@@ -227,12 +232,12 @@ static void summary_reasons(struct buf *b, const struct graph *g, const struct g
 	const char *sep = ": ";
 	for (size_t i = 0; i < g->nmods; i++)
 		if (v[i]->split)
-			module_cost(b, &sep, v[i]);
+			module_cost(b, &sep, v[i], gc);
 	sep = "; not split: ";
 	int shown = 0;
 	for (size_t i = 0; i < g->nmods && shown < SUMMARY_UNSPLIT; i++)
 		if (!v[i]->split && v[i]->cost * 4 >= gc->cost_threshold) {
-			module_cost(b, &sep, v[i]);
+			module_cost(b, &sep, v[i], gc);
 			shown++;
 		}
 	free(v);
@@ -285,9 +290,10 @@ void inner_summary(FILE *f, const struct graph *g, const struct graph_conf *gc, 
 	buf_free(&b);
 }
 
-double inner_cache_history(void *ctx, const char *module_path, int *was_split)
+void inner_cache_history(void *ctx, const char *module_path, struct module_history *h)
 {
-	return mtpc_cache_module_seconds(ctx, module_path, was_split);
+	h->seconds = mtpc_cache_module_seconds(ctx, module_path, &h->was_split);
+	h->rebuilds = mtpc_cache_module_rebuilds(ctx, module_path, &h->forced);
 }
 
 mtpc_cache *inner_open_cache(const char *cache)
@@ -309,4 +315,16 @@ void inner_share_jobs(const char *inner)
 	char *lock = xasprintf("%s/jobs.implicit", inner);
 	jobs_share_implicit(lock);
 	free(lock);
+}
+
+int inner_parse_relay(const char *what, const char *arg, int *mode)
+{
+	static const char *const names[] = {"auto", "always", "never"};
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(arg, names[i])) {
+			*mode = i; /* GRAPH_RELAY_AUTO, _ALWAYS, _NEVER */
+			return 0;
+		}
+	mtpc_error("%s: expected auto, always or never, got '%s'", what, arg);
+	return -1;
 }

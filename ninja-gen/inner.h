@@ -16,6 +16,7 @@ struct inner_opts {
 	long long threshold;      /* --threshold BYTES; -1: choose by cost */
 	long long cost_threshold; /* --cost-threshold N */
 	long long relay_cost;     /* --relay-cost N; -1: cost_threshold / RELAY_FRACTION */
+	int relay;                /* --relay: GRAPH_RELAY_* */
 	long long min_cost;       /* --min-cost C; 0: not given */
 	int partitions, jobs;     /* --partitions, --jobs; 0: cores */
 	int verbose;              /* --verbose */
@@ -33,11 +34,13 @@ struct inner_opts {
 enum { INNER_O_THRESHOLD = 256, INNER_O_COST, INNER_O_PARTS, INNER_O_JOBS, INNER_O_CACHE,
        INNER_O_LAUNCHER, INNER_O_MIN_COST, INNER_O_SPLIT_ARG, INNER_O_SPLIT_TOOL,
        INNER_O_LLVM_BIN, INNER_O_NINJA, INNER_O_DIR, INNER_O_VERBOSE, INNER_O_EXECUTOR,
-       INNER_O_SLURM_ARG, INNER_O_SLURM_TRIES, INNER_O_SLURM_WAIT, INNER_O_RELAY, INNER_O_NO_TYPE_UNITS, INNER_O_END };
+       INNER_O_SLURM_ARG, INNER_O_SLURM_TRIES, INNER_O_SLURM_WAIT, INNER_O_RELAY, INNER_O_RELAY_MODE,
+       INNER_O_NO_TYPE_UNITS, INNER_O_END };
 #define INNER_LONGOPTS                                                       \
 	{"threshold", required_argument, 0, INNER_O_THRESHOLD},              \
 	{"cost-threshold", required_argument, 0, INNER_O_COST},              \
 	{"relay-cost", required_argument, 0, INNER_O_RELAY},                 \
+	{"relay", required_argument, 0, INNER_O_RELAY_MODE},                 \
 	{"no-type-units", no_argument, 0, INNER_O_NO_TYPE_UNITS},            \
 	{"partitions", required_argument, 0, INNER_O_PARTS},                 \
 	{"jobs", required_argument, 0, INNER_O_JOBS},                        \
@@ -64,6 +67,25 @@ void inner_opts_free(struct inner_opts *o);
 /* The fields of gc that come from the options alone (the cache path, lists,
  * thresholds, partitions and jobs; lists are shared, not copied). */
 void inner_conf(struct graph_conf *gc, const struct inner_opts *o);
+
+/* Parse "auto", "always" or "never" into *mode (GRAPH_RELAY_*). Returns 0,
+ * or -1 after an error message naming what (an option or variable). */
+int inner_parse_relay(const char *what, const char *arg, int *mode);
+
+/* The option texts of relaying, for both --help texts (env: the variables'
+ * names, or "" for mtpc-link). */
+#define INNER_RELAY_HELP(cost_env, mode_env)                                                  \
+	"  --relay-cost N      modules not split that cost at least N may be\n"               \
+	"                      relayed: compiled as one partition behind an import\n"          \
+	"                      step, so that an edit of a module they import from\n"           \
+	"                      recompiles them only if the code they import changed\n"         \
+	"                      (" cost_env "default: 1/8 of the split threshold; none\n"       \
+	"                      with --threshold)\n"                                             \
+	"  --relay MODE        auto (default): relay such a module only once the\n"          \
+	"                      plan cache saw other modules' changes force at least\n"         \
+	"                      half of its last rebuilds (and two), since a relay\n"          \
+	"                      costs an import step and saves nothing on a full\n"            \
+	"                      build; always: every such module; never" mode_env "\n"
 
 /* The option texts of the executor, for both --help texts. */
 #define INNER_EXECUTOR_HELP                                                                   \
@@ -117,7 +139,7 @@ char *inner_find_llvm_bin(const char *driver);
 mtpc_cache *inner_open_cache(const char *cache);
 
 /* graph_history_fn over an open plan cache. */
-double inner_cache_history(void *ctx, const char *module_id, int *was_split);
+void inner_cache_history(void *ctx, const char *module_id, struct module_history *h);
 
 /* Print "<prog>: <output>: M modules, S split (<module>: N partitions, ...)
  * [, U unused][, K native objects][, A native archives], T s; <reasons>"

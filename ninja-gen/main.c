@@ -49,12 +49,7 @@ static const char usage[] =
 	"options:\n"
 	"  --cost-threshold N  split modules costing at least N instructions\n"
 	"                      (default 50000, about 3 s of backend on one core)\n"
-	"  --relay-cost N      relay the modules not split that cost at least N:\n"
-	"                      compile each as one partition behind an import\n"
-	"                      step, so that an edit of a module it imports from\n"
-	"                      recompiles it only if the code it imports changed\n"
-	"                      (default: 1/8 of --cost-threshold; none with\n"
-	"                      --threshold)\n"
+	INNER_RELAY_HELP("", "")
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this (0 splits every module)\n"
 	"  --no-type-units     compile partitions without -fdebug-types-section:\n"
@@ -168,6 +163,46 @@ static int run_original(const struct opts *o)
 
 /* Write the inner build of this link and run it. Returns the exit status,
  * or -1 when the link cannot go through MTPC (after one warning). */
+
+/* Where the inner build's progress goes when the outer build captures our
+ * stdout (Ninja shows a link's output only when the link ends): its
+ * progress lines straight to the terminal, as they come, each on a line of
+ * its own above the outer build's status line, like Ninja's own; the rest
+ * (compiler messages) to stdout as before. */
+struct progress {
+	char *prefix; /* "[<output> ": how the inner build's lines start */
+	int tty;      /* /dev/tty, or -1 */
+};
+
+static void relay_progress(void *arg, struct buf *out)
+{
+	struct progress *pr = arg;
+	size_t plen = strlen(pr->prefix), i = 0;
+	while (i < out->len) {
+		char *nl = memchr(out->s + i, '\n', out->len - i);
+		if (!nl)
+			break; /* an unfinished line waits for its end */
+		size_t end = (size_t)(nl - out->s) + 1;
+		if (end - i > plen && !strncmp(out->s + i, pr->prefix, plen)) {
+			/* One write, so that concurrent links' lines do not mix. */
+			struct buf line = {0};
+			buf_printf(&line, "\r\033[K%.*s", (int)(end - i), out->s + i);
+			if (write(pr->tty, line.s, line.len) < 0) {
+				/* the terminal went away: nobody to show it to */
+			}
+			buf_free(&line);
+		} else {
+			fwrite(out->s + i, 1, end - i, stdout);
+		}
+		i = end;
+	}
+	fflush(stdout);
+	if (i) {
+		memmove(out->s, out->s + i, out->len - i);
+		out->len -= i;
+		out->s[out->len] = 0;
+	}
+}
 static int run_inner(const struct opts *o, const struct linkcmd *lc, const char *cwd,
 		     const char *argv0, double t0)
 {
@@ -207,17 +242,36 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 		slurm_begin(&sl, &o->in.slurm, o->in.slurm.on && inner_up_to_date(dry) ? 0 : gc.jobs, inner);
 		char jobs_s[32];
 		snprintf(jobs_s, sizeof jobs_s, "%d", inner_run_jobs(&o->in, &sl));
-		char *nargv[] = {ninja, "-C", inner, "-j", jobs_s,
-				 o->in.verbose ? "-v" : o->quiet ? "--quiet" : NULL, NULL};
+		/* Run in the inner directory rather than with -C: no "Entering
+		 * directory" line among the link's output. */
+		char *nargv[] = {ninja, "-j", jobs_s, o->in.verbose ? "-v" : o->quiet ? "--quiet" : NULL, NULL};
 		/* Progress lines name the target: the outer build prints them under
 		 * the link edge, between other targets' output. */
+		struct progress pr = {.prefix = NULL, .tty = -1};
 		if (!o->quiet) {
 			char *status_fmt = xasprintf("[%s %%f/%%t] ", mtpc_base_name(out));
 			setenv("NINJA_STATUS", status_fmt, 1);
+			pr.prefix = xasprintf("[%s ", mtpc_base_name(out));
 			free(status_fmt);
 		}
 		inner_share_jobs(inner);
-		status = proc_run(nargv, NULL, NULL, NULL);
+		struct buf pout = {0};
+		struct proc_io io = {.cwd = inner};
+		if (pr.prefix && !o->in.verbose && !isatty(STDOUT_FILENO) &&
+		    (pr.tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)) >= 0) {
+			io.out = &pout;
+			io.on_out = relay_progress;
+			io.on_out_arg = &pr;
+		}
+		status = proc_spawn(nargv, &io);
+		if (io.out) {
+			relay_progress(&pr, &pout);
+			fwrite(pout.s ? pout.s : "", 1, pout.len, stdout); /* an unfinished last line */
+			fflush(stdout);
+			close(pr.tty);
+		}
+		buf_free(&pout);
+		free(pr.prefix);
 		int sig = slurm_end(&sl);
 		if (sig)
 			raise(sig); /* Ctrl-C: the allocation is gone, now stop as asked */

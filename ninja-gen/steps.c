@@ -4,6 +4,7 @@
 #include "debugfix.h"
 #include "elfsyms.h"
 #include "graph.h"
+#include "hash.h"
 #include "jobs.h"
 #include "ninja_write.h"
 #include "proc.h"
@@ -306,6 +307,30 @@ static void record_module(const struct step *s, double seconds, int n)
 #endif
 }
 
+/* With --record-module and --module: one rebuild of the module (its
+ * backend or a relay's import ran), and whether its own bitcode had
+ * changed since the last one (mtpc-link relays a module that other modules'
+ * changes keep rebuilding, graph.h). */
+static void record_rebuild(const struct step *s)
+{
+#ifdef MTPC_HAVE_CACHE
+	if (!s->record_module || !s->module)
+		return;
+	char *data;
+	size_t len;
+	if (mtpc_read_file(s->module, &data, &len) < 0)
+		return;
+	char hex[MTPC_HASH_HEX_LEN + 1];
+	mtpc_hash_hex(data, len, hex);
+	free(data);
+	mtpc_cache *c = open_cache(s);
+	mtpc_cache_record_rebuild(c, s->record_module, hex);
+	mtpc_cache_close(c);
+#else
+	(void)s;
+#endif
+}
+
 void steps_dyndep(struct buf *b, const char *dir, int kmax, int n)
 {
 	buf_add(b, "ninja_dyndep_version = 1\n");
@@ -423,6 +448,7 @@ static int split_step(const struct step *s)
 		return 2;
 	int kmax = atoi(s->kmax);
 	char *why = NULL;
+	record_rebuild(s); /* a relayed module's */
 	int n = kmax >= 1 ? run_split(s, kmax, &why) : -1, unused = n == SPLIT_UNUSED;
 	if (n < 0 && why && out_of_space(why)) {
 		/* No fallback dyndep: it would stay trusted (see out_of_space). */
@@ -568,15 +594,44 @@ static int merge_step(const struct step *s)
 	}
 	const char *bin = s->llvm_bin ? s->llvm_bin : MTPC_LLVM_BIN_DIR;
 	char *tmp1 = xasprintf("%s.r.tmp", s->out), *tmp2 = xasprintf("%s.tmp", s->out);
+	char *loc = xasprintf("%s/parts/localize.txt", s->dir), *ren = xasprintf("%s/parts/rename.txt", s->dir);
+	/* What the merge must do and no more: ld -r only for several objects,
+	 * llvm-objcopy only when the splitter promoted or renamed something. */
+	int rewrite = file_size(loc) > 0 || file_size(ren) > 0, st = 0;
+	char *merged = n == 1 ? xasprintf("%s/p0%s.o", s->dir, fixed[0] ? ".fix" : "") : xstrdup(tmp1);
 	struct strv cmd = {0};
-	strv_addown(&cmd, xasprintf("%s/ld.lld", bin));
-	strv_add(&cmd, "-r");
-	for (int i = 0; i < n; i++)
-		strv_addown(&cmd, xasprintf("%s/p%d%s.o", s->dir, i, fixed[i] ? ".fix" : ""));
-	strv_add(&cmd, "-o");
-	strv_add(&cmd, tmp1);
-	int st = proc_run(cmd.v, NULL, NULL, NULL);
-	strv_free(&cmd);
+	if (n > 1) {
+		strv_addown(&cmd, xasprintf("%s/ld.lld", bin));
+		strv_add(&cmd, "-r");
+		for (int i = 0; i < n; i++)
+			strv_addown(&cmd, xasprintf("%s/p%d%s.o", s->dir, i, fixed[i] ? ".fix" : ""));
+		strv_add(&cmd, "-o");
+		strv_add(&cmd, tmp1);
+		st = proc_run(cmd.v, NULL, NULL, NULL);
+		strv_free(&cmd);
+	}
+	if (st == 0 && rewrite) {
+		/* Re-localize only the symbols the splitter promoted... */
+		strv_addown(&cmd, xasprintf("%s/llvm-objcopy", bin));
+		strv_addown(&cmd, xasprintf("--localize-symbols=%s", loc));
+		/* ...and give them back their own names, as in the unsplit object. */
+		strv_addown(&cmd, xasprintf("--redefine-syms=%s", ren));
+		strv_add(&cmd, merged);
+		strv_add(&cmd, tmp2);
+		st = proc_run(cmd.v, NULL, NULL, NULL);
+		strv_free(&cmd);
+		if (st == 0)
+			debugfix_group_flags(merged, tmp2);
+	}
+	if (st == 0) {
+		/* The one partition's object is kept: copied, not moved. */
+		const char *result = rewrite ? tmp2 : merged;
+		r = (n == 1 && !rewrite ? mtpc_copy_file(result, s->out, MTPC_WRITE_IF_CHANGED)
+					: move_if_changed(result, s->out)) < 0;
+		if (r)
+			mtpc_error("cannot write %s: %s", s->out, strerror(errno));
+	} else
+		mtpc_error("merging the partitions of %s failed", s->dir);
 	for (int i = 0; i < n; i++)
 		if (fixed[i]) {
 			char *fo = xasprintf("%s/p%d.fix.o", s->dir, i);
@@ -584,31 +639,15 @@ static int merge_step(const struct step *s)
 			free(fo);
 		}
 	free(fixed);
-	if (st == 0) {
-		/* Re-localize only the symbols the splitter promoted. */
-		strv_addown(&cmd, xasprintf("%s/llvm-objcopy", bin));
-		strv_addown(&cmd, xasprintf("--localize-symbols=%s/parts/localize.txt", s->dir));
-		/* ...and give them back their own names, as in the unsplit object. */
-		strv_addown(&cmd, xasprintf("--redefine-syms=%s/parts/rename.txt", s->dir));
-		strv_add(&cmd, tmp1);
-		strv_add(&cmd, tmp2);
-		st = proc_run(cmd.v, NULL, NULL, NULL);
-		strv_free(&cmd);
-		if (st == 0)
-			debugfix_group_flags(tmp1, tmp2);
-	}
-	if (st == 0) {
-		r = move_if_changed(tmp2, s->out) < 0;
-		if (r)
-			mtpc_error("cannot write %s: %s", s->out, strerror(errno));
-	} else
-		mtpc_error("merging the partitions of %s failed", s->dir);
 	if (r == 0)
 		record_module(s, -1, n);
 	unlink(tmp1);
 	unlink(tmp2);
 	free(tmp1);
 	free(tmp2);
+	free(merged);
+	free(loc);
+	free(ren);
 	return r;
 }
 
@@ -825,8 +864,10 @@ static int run_step(struct step *s)
 	long long bytes = 0;
 	int machine = 0;
 	int r = compile_checked(s, &sec, &bytes, &machine);
-	if (r == 0 && !strcmp(s->name, "--backend-step"))
+	if (r == 0 && !strcmp(s->name, "--backend-step")) {
 		record_module(s, sec, 0);
+		record_rebuild(s);
+	}
 	if (strcmp(s->name, "--slot-step") || !s->out || !s->cmd || !s->cmd[0])
 		return r;
 	if (r == 0) {

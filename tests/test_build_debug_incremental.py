@@ -203,7 +203,7 @@ RELAY_EDITS = {
 @pytest.mark.parametrize("flags", ["-g", "-gsplit-dwarf"])
 @pytest.mark.parametrize("edit", sorted(RELAY_EDITS))
 def test_relayed_importer_recompiles_only_when_its_imports_change(tmp_path, flags, edit):
-    """No module split, every module relayed (MTPC_RELAY_COST=0): an edit of lib.c changes the
+    """No module split, every module relayed (MTPC_RELAY_COST=0, MTPC_RELAY=always): an edit of lib.c changes the
     ThinLTO shard of calc.c, which imports from it, and the plain backend would recompile
     calc.c; relayed, calc.c's import step reruns and its one slot reruns only when the code it
     imports changed. The result is what a full rebuild gives, with lib.c's real checksum."""
@@ -215,7 +215,7 @@ def test_relayed_importer_recompiles_only_when_its_imports_change(tmp_path, flag
     configure(src, b, extra=["-DCMAKE_BUILD_TYPE=RelWithDebInfo", f"-DCMAKE_C_FLAGS={flags}",
                              f"-DMTPC_CACHE={tmp_path / 'plans.sqlite'}",
                              "-DMTPC_SPLIT_THRESHOLD=", "-DMTPC_SPLIT_COST=1000000000",
-                             "-DMTPC_RELAY_COST=0"])
+                             "-DMTPC_RELAY_COST=0", "-DMTPC_RELAY=always"])
     build(b)
     inner = b / "dbg.mtpc"
     ninja = (inner / "build.ninja").read_text()

@@ -128,7 +128,7 @@ static void test_store_lookup(void)
 	mtpc_cache *c = mtpc_cache_open(path, 0);
 	char *s;
 	CHECK(c != NULL);
-	CHECK(sql_int(path, "PRAGMA user_version") == 2); /* schema v2: module_times */
+	CHECK(sql_int(path, "PRAGMA user_version") == 3); /* schema v3: module_rebuilds */
 	CHECK(sql_int(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode()") == 1);
 	CHECK(mtpc_cache_lookup(c, "h1", "o1") == NULL);
 	CHECK(mtpc_cache_lookup_previous(c, "m.o", "o1") == NULL);
@@ -416,6 +416,29 @@ static void test_concurrency(void)
 	free(path);
 }
 
+/* Rebuild history: a rebuild with the module's own bitcode unchanged was
+ * forced by another module; only the last 8 count. */
+static void test_rebuilds(void)
+{
+	char *path = tpath("rebuilds.sqlite");
+	mtpc_cache *c = mtpc_cache_open(path, 0);
+	int forced = -1;
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &forced) == 0 && forced == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h1") == 0); /* the first: not forced */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &forced) == 1 && forced == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h1") == 0); /* same bitcode: forced */
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h2") == 0); /* its own edit */
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h2") == 0); /* forced */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &forced) == 4 && forced == 2);
+	for (int i = 0; i < 8; i++)
+		CHECK(mtpc_cache_record_rebuild(c, "m.o", i % 2 ? "h3" : "h4") == 0); /* all own edits */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &forced) == 8 && forced == 0);
+	CHECK(mtpc_cache_module_rebuilds(c, "other.o", &forced) == 0 && forced == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "", "h") == -1);
+	mtpc_cache_close(c);
+	free(path);
+}
+
 int main(int argc, char **argv)
 {
 	tmpdir = argc > 1 ? argv[1] : "/tmp";
@@ -423,6 +446,7 @@ int main(int argc, char **argv)
 	test_resolve_path();
 	test_store_lookup();
 	test_gc();
+	test_rebuilds();
 	test_failures();
 	test_concurrency();
 	return CHECK_REPORT();

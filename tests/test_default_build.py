@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import sqlite3
 
 import pytest
@@ -112,8 +113,9 @@ def test_cost_threshold_chooses_modules(tmp_path):
 
 
 def test_relay_cost_chooses_relayed_modules(tmp_path):
-    """No module split: those costing at least MTPC_RELAY_COST get the split's edges with one
-    slot (relayed), the others the plain backend; the program is the same either way."""
+    """No module split, MTPC_RELAY=always: those costing at least MTPC_RELAY_COST get the
+    split's edges with one slot (relayed), the others the plain backend; the program is the
+    same either way."""
     env = user_env(tmp_path)
     bdir = tmp_path / "b"
     configure_default(PROJECTS / "c", bdir, ["-DMTPC_SPLIT_COST=1000000000"])
@@ -122,7 +124,7 @@ def test_relay_cost_chooses_relayed_modules(tmp_path):
     costs = {k: v for k, v in module_costs(bdir).items() if "shlib" not in k}
     ranked = sorted(costs, key=lambda k: -costs[k])
     assert len(ranked) >= 3 and costs[ranked[1]] > costs[ranked[2]], costs
-    run(["cmake", f"-DMTPC_RELAY_COST={costs[ranked[1]]}", bdir])
+    run(["cmake", f"-DMTPC_RELAY_COST={costs[ranked[1]]}", "-DMTPC_RELAY=always", bdir])
     out = run(["cmake", "--build", bdir], env=env).stdout
     ninja = (bdir / "app.mtpc" / "build.ninja").read_text()
     relayed = set(re.findall(r"desc = MTPC split (\S+?)-[0-9a-f]+\n", ninja))
@@ -236,3 +238,30 @@ def test_print_cost(tmp_path):
     junk.write_text("not bitcode")
     r = run([tool("mtpc-split"), "--print-cost", junk], check=False)
     assert r.returncode == 1 and "junk.o" in r.stderr
+
+
+def test_relay_only_on_evidence(tmp_path):
+    """MTPC_RELAY=auto (the default): a full build relays nothing (every module not split is
+    one plain backend edge); once edits of lib.c have forced calc.c, which imports from it,
+    to be rebuilt twice while its own code stayed the same, the next link relays calc.c and
+    not lib.c, whose rebuilds its own edits caused."""
+    env = user_env(tmp_path)
+    src = tmp_path / "src"
+    shutil.copytree(PROJECTS / "debug", src)
+    bdir = tmp_path / "b"
+    configure_default(src, bdir, ["-DMTPC_SPLIT_COST=1000000000", "-DMTPC_RELAY_COST=0"])
+    relayed = []
+    for k in range(4):
+        if k:  # lib_scale is never imported: calc.c's shard changes, its own code does not
+            text = (src / "lib.c").read_text()
+            old = f"s = s * {3 + 2 * (k - 1)} + i;"
+            assert old in text
+            (src / "lib.c").write_text(text.replace(old, f"s = s * {3 + 2 * k} + i;", 1))
+        run(["cmake", "--build", bdir], env=env)
+        inner = next(bdir.glob("*.mtpc"))
+        ninja = (inner / "build.ninja").read_text()
+        relayed.append(sorted(re.findall(r"desc = MTPC split (\S+?)-[0-9a-f]+\n", ninja)))
+        assert not re.findall(r"desc = MTPC split (lib|main)\S+\n", ninja), ninja
+    # links 1-3: no evidence yet (the full build, then one and two forced rebuilds recorded
+    # as each link runs); link 4 reads two forced rebuilds of three
+    assert relayed == [[], [], [], ["calc.c.o"]], relayed
