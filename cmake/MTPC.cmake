@@ -11,7 +11,16 @@ partition, inside the link of a target.
 Load it with ``find_package(MTPC)`` (package config installed in
 ``<prefix>/share/mtpc/cmake``, or generated in MTPC's build tree at
 ``<build>/cmake``) or ``include(MTPC)`` with that directory on
-``CMAKE_MODULE_PATH``.
+``CMAKE_MODULE_PATH``. A project that cannot be edited can be built through
+MTPC with ``-DCMAKE_PROJECT_INCLUDE=<dir>/mtpc-project-include.cmake``
+(installed next to this module; see ``mtpc_enable_all``).
+
+Needs CMake 3.14 (3.19 to find the targets that link an enabled static or
+object library, see ``mtpc_enable``). The module sets the policies it needs
+itself (``cmake_policy(PUSH)``, ``cmake_policy(VERSION 3.14...3.25)``,
+``cmake_policy(POP)``; its functions keep them when called), so it works in a
+project whose ``cmake_minimum_required`` is older (2.8.12, say) and leaves
+that project's policy settings as they were.
 
 Commands
 ^^^^^^^^
@@ -44,6 +53,23 @@ Commands
   libraries that hold large sources too (``mtpc-link``'s summary line counts
   the native objects a link passes through unsplit).
 
+  The objects of an enabled static or object library are ThinLTO bitcode,
+  which the default linker (GNU ld) cannot read. So at the end of the
+  configuration (``cmake_language(DEFER)`` in the top directory, CMake >=
+  3.19) every executable, shared or module library of the project that is not
+  enabled but links such objects (``$<TARGET_OBJECTS:lib>`` in its sources;
+  the library in its ``LINK_LIBRARIES``, or in the link interface of a library
+  it links, ``$<LINK_ONLY:lib>`` included; other generator expressions are not
+  evaluated) gets ``-flto=thin -fuse-ld=lld`` link options: a plain ThinLTO
+  link by lld, not MTPC's. One ``STATUS`` line per such target names the
+  libraries::
+
+    MTPC: app links the ThinLTO objects of mylib (enabled): linked with -flto=thin -fuse-ld=lld
+
+  Such a target built by another compiler than Clang cannot link them: one
+  warning names it. With CMake before 3.19 one warning says that the targets
+  linking an enabled library must be enabled too.
+
   ``PARTITIONS``, ``COST`` and ``THRESHOLD`` override ``MTPC_MAX_PARTITIONS``,
   ``MTPC_SPLIT_COST`` and ``MTPC_SPLIT_THRESHOLD`` for this target (absent:
   the cache variable).
@@ -56,7 +82,35 @@ Commands
   enabled C/C++ language when they are not known yet): a C target with Clang
   is enabled even if the C++ compiler is GCC; a target with sources of a
   non-Clang compiler gets one warning naming it and builds as usual.
-  Targets that are not enabled are never touched (no global flags).
+  Targets that are not enabled are never touched (no global flags), except
+  for the link options of those that link an enabled library's objects
+  (above).
+
+.. command:: mtpc_enable_all
+
+  ::
+
+    mtpc_enable_all([DIRECTORY <dir>] [EXCLUDE <target>...])
+
+  Calls ``mtpc_enable()`` for every executable and library target (static,
+  shared, module or object) that compiles C or C++ (by its sources'
+  languages; a target of Fortran or assembly only is skipped) and is
+  declared in ``<dir>`` (default: the current source directory) or,
+  recursively, one of its subdirectories, except the ``EXCLUDE`` targets and
+  those enabled already. Imported, alias, interface and custom targets are
+  skipped. Call it after
+  the targets are declared: at the end of a ``CMakeLists.txt``, or deferred,
+  as ``mtpc-project-include.cmake`` (next to this module) does::
+
+    cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}"
+      CALL mtpc_enable_all DIRECTORY "${CMAKE_SOURCE_DIR}")
+
+  That file, given as ``-DCMAKE_PROJECT_INCLUDE=`` (which CMake includes after
+  every ``project()`` call), builds a project whose ``CMakeLists.txt`` never
+  mentions MTPC through it. Prints one ``STATUS`` line naming the targets it
+  enabled (none when MTPC cannot be used: ``mtpc_enable()`` says why)::
+
+    MTPC: enabled 3 targets under /src/proj: core, app, calc
 
 Cache variables
 ^^^^^^^^^^^^^^^
@@ -141,6 +195,13 @@ inner build reruns the splits but recompiles only partitions that changed.
 #]=======================================================================]
 
 include_guard(GLOBAL)
+# The policies this module is written for, whatever the including project's
+# cmake_minimum_required says (IN_LIST needs CMP0057, the $<TARGET_OBJECTS:>
+# entries of SOURCES CMP0051, ...). The functions defined below record them and
+# use them when they are called; the project's own settings are restored at the
+# end of this file.
+cmake_policy(PUSH)
+cmake_policy(VERSION 3.14...3.25)
 
 set(_MTPC_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 # The LLVM major version MTPC was built with (MTPC_LLVM_VERSION): set by the build tree's
@@ -395,12 +456,17 @@ function(mtpc_enable target)
     endif()
   endforeach()
 
+  # Enabled: _mtpc_link_consumers and mtpc_enable_all tell by this.
+  set_property(TARGET ${target} PROPERTY _MTPC_ENABLED 1)
   # Per language and only for Clang: a source added later for another
   # compiler must not get a flag it cannot parse.
   target_compile_options(${target} PRIVATE
     $<$<AND:$<COMPILE_LANGUAGE:C>,$<C_COMPILER_ID:Clang>>:-flto=thin>
     $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:Clang>>:-flto=thin>)
   if(type MATCHES "^(STATIC|OBJECT)_LIBRARY$")
+    # Its objects are ThinLTO bitcode now, which a target linking them
+    # without being enabled cannot link with the default linker.
+    _mtpc_watch_consumers()
     return()
   endif()
   target_link_options(${target} PRIVATE -flto=thin -fuse-ld=lld)
@@ -489,3 +555,202 @@ function(mtpc_enable target)
     C_LINKER_LAUNCHER "${launcher}"
     CXX_LINKER_LAUNCHER "${launcher}")
 endfunction()
+
+# Once per project, from the first enabled static or object library: at the end
+# of the configuration, when every target and its links are known,
+# _mtpc_link_consumers gives the targets that link bitcode without being
+# enabled the link they need. CMake before 3.19 cannot defer a call: one
+# warning instead.
+function(_mtpc_watch_consumers)
+  get_property(done GLOBAL PROPERTY _MTPC_CONSUMERS_WATCHED)
+  if(done)
+    return()
+  endif()
+  set_property(GLOBAL PROPERTY _MTPC_CONSUMERS_WATCHED 1)
+  if(CMAKE_VERSION VERSION_LESS 3.19)
+    message(WARNING "MTPC: with CMake ${CMAKE_VERSION} (before 3.19) MTPC cannot "
+      "find the targets that link an enabled static or object library: enable "
+      "each of them too (mtpc_enable()), or its link fails on the library's "
+      "ThinLTO objects (\"file not recognized\").")
+    return()
+  endif()
+  cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _mtpc_link_consumers)
+endfunction()
+
+# The targets declared in dir and, recursively, its subdirectories (not
+# imported or alias targets), each directory's own in declaration order first.
+function(_mtpc_directory_targets dir out)
+  get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+  foreach(sub IN LISTS subdirs)
+    _mtpc_directory_targets("${sub}" more)
+    list(APPEND targets ${more})
+  endforeach()
+  set(${out} "${targets}" PARENT_SCOPE)
+endfunction()
+
+# The x of every $<TARGET_OBJECTS:x> in the list sources, appended to the list
+# named out.
+function(_mtpc_append_target_objects out sources)
+  set(libs "${${out}}")
+  foreach(src IN LISTS sources)
+    string(REGEX MATCHALL "\\$<TARGET_OBJECTS:[^>]+>" found "${src}")
+    foreach(expr IN LISTS found)
+      string(REGEX REPLACE "^\\$<TARGET_OBJECTS:(.*)>$" "\\1" lib "${expr}")
+      list(APPEND libs "${lib}")
+    endforeach()
+  endforeach()
+  set(${out} "${libs}" PARENT_SCOPE)
+endfunction()
+
+# The enabled static and object libraries (out) whose objects reach the link of
+# target: its $<TARGET_OBJECTS:lib> sources and its LINK_LIBRARIES, then,
+# transitively, what the libraries it links bring to a link: the
+# INTERFACE_LINK_LIBRARIES and INTERFACE_SOURCES of any library, and a static or
+# object library's own LINK_LIBRARIES and $<TARGET_OBJECTS:> sources (its private
+# dependencies; also $<LINK_ONLY:lib> in its interface). Of the generator
+# expressions only $<LINK_ONLY:>, $<TARGET_OBJECTS:>, $<LINK_LIBRARY:> and
+# $<LINK_GROUP:> are understood; items in others are not followed. Errs on the
+# side of finding a library: a needless ThinLTO link still links.
+function(_mtpc_bitcode_libraries target out)
+  set(found "")
+  set(seen "")
+  set(queue "")
+  get_property(sources TARGET ${target} PROPERTY SOURCES)
+  _mtpc_append_target_objects(queue "${sources}")
+  get_property(libs TARGET ${target} PROPERTY LINK_LIBRARIES)
+  list(APPEND queue ${libs})
+  while(NOT "${queue}" STREQUAL "")  # (not while(queue): a target may be named "n")
+    list(GET queue 0 item)
+    list(REMOVE_AT queue 0)
+    while(item MATCHES "^\\$<(LINK_ONLY|TARGET_OBJECTS):(.*)>$")
+      set(item "${CMAKE_MATCH_2}")
+    endwhile()
+    if(item MATCHES "^\\$<LINK_(LIBRARY|GROUP):[^,>]*,(.*)>$")
+      # $<LINK_LIBRARY:feature,lib...>, $<LINK_GROUP:feature,lib...>
+      string(REPLACE "," ";" libs "${CMAKE_MATCH_2}")
+      list(APPEND queue ${libs})
+      continue()
+    endif()
+    # Generator expressions, the ::@ markers of target_link_libraries() called
+    # from another directory, flags, plain library names and paths.
+    if(item MATCHES "^(\\$<|::@|-)" OR NOT TARGET "${item}")
+      continue()
+    endif()
+    get_property(aliased TARGET "${item}" PROPERTY ALIASED_TARGET)
+    if(NOT "${aliased}" STREQUAL "")
+      set(item "${aliased}")
+    endif()
+    if(item IN_LIST seen)
+      continue()
+    endif()
+    list(APPEND seen "${item}")
+    get_property(type TARGET "${item}" PROPERTY TYPE)
+    if(type STREQUAL "EXECUTABLE")
+      continue()  # linked for its exports (ENABLE_EXPORTS): native
+    endif()
+    get_property(imported TARGET "${item}" PROPERTY IMPORTED)
+    if(type MATCHES "^(STATIC|OBJECT)_LIBRARY$" AND NOT imported)
+      get_property(enabled TARGET "${item}" PROPERTY _MTPC_ENABLED)
+      if(enabled)
+        list(APPEND found "${item}")
+      endif()
+      get_property(more TARGET "${item}" PROPERTY LINK_LIBRARIES)
+      list(APPEND queue ${more})
+      get_property(sources TARGET "${item}" PROPERTY SOURCES)
+      _mtpc_append_target_objects(queue "${sources}")
+    endif()
+    get_property(more TARGET "${item}" PROPERTY INTERFACE_LINK_LIBRARIES)
+    list(APPEND queue ${more})
+    get_property(sources TARGET "${item}" PROPERTY INTERFACE_SOURCES)
+    _mtpc_append_target_objects(queue "${sources}")
+  endwhile()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
+# Deferred to the end of the top directory (_mtpc_watch_consumers): every
+# executable, shared or module library of the project that is not enabled but
+# links the objects of an enabled static or object library gets the ThinLTO
+# link they need (plain ThinLTO by lld, not MTPC), with one STATUS line naming
+# those libraries. Linked by another compiler than Clang, it cannot read them:
+# one warning.
+function(_mtpc_link_consumers)
+  _mtpc_directory_targets("${CMAKE_SOURCE_DIR}" targets)
+  foreach(t IN LISTS targets)
+    get_property(type TARGET ${t} PROPERTY TYPE)
+    if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY)$")
+      continue()
+    endif()
+    get_property(enabled TARGET ${t} PROPERTY _MTPC_ENABLED)
+    if(enabled)
+      continue()
+    endif()
+    _mtpc_bitcode_libraries(${t} libs)
+    if("${libs}" STREQUAL "")
+      continue()
+    endif()
+    string(REPLACE ";" ", " names "${libs}")
+    _mtpc_target_languages(${t} langs)
+    set(other "")
+    foreach(lang IN LISTS langs)
+      if(NOT other AND NOT CMAKE_${lang}_COMPILER_ID STREQUAL "Clang")
+        set(other "${CMAKE_${lang}_COMPILER_ID} ${CMAKE_${lang}_COMPILER}")
+      endif()
+    endforeach()
+    if(other)
+      message(WARNING "MTPC: ${t} links the ThinLTO objects of ${names} "
+        "(enabled) but is built by ${other}, which cannot link them: build "
+        "${t} with Clang, or those libraries without mtpc_enable().")
+      continue()
+    endif()
+    target_link_options(${t} PRIVATE -flto=thin -fuse-ld=lld)
+    message(STATUS "MTPC: ${t} links the ThinLTO objects of ${names} (enabled): "
+      "linked with -flto=thin -fuse-ld=lld")
+  endforeach()
+endfunction()
+
+function(mtpc_enable_all)
+  cmake_parse_arguments(PARSE_ARGV 0 _MTPC "" "DIRECTORY" "EXCLUDE")
+  if(_MTPC_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "mtpc_enable_all(): unknown arguments: ${_MTPC_UNPARSED_ARGUMENTS}")
+  endif()
+  set(dir "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(_MTPC_DIRECTORY)
+    get_filename_component(dir "${_MTPC_DIRECTORY}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  endif()
+  _mtpc_directory_targets("${dir}" targets)
+  set(enabled "")
+  foreach(t IN LISTS targets)
+    get_property(type TARGET ${t} PROPERTY TYPE)
+    if(t IN_LIST _MTPC_EXCLUDE OR NOT type MATCHES
+       "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY|STATIC_LIBRARY|OBJECT_LIBRARY)$")
+      continue()
+    endif()
+    get_property(done TARGET ${t} PROPERTY _MTPC_ENABLED)
+    _mtpc_target_languages(${t} langs)
+    if(done OR NOT langs)
+      continue()  # enabled already, or no C or C++ (Fortran, assembly, ...)
+    endif()
+    mtpc_enable(${t})
+    get_property(done TARGET ${t} PROPERTY _MTPC_ENABLED)
+    if(done)
+      list(APPEND enabled ${t})
+    endif()
+  endforeach()
+  get_property(why GLOBAL PROPERTY _MTPC_UNUSABLE)
+  if(why)
+    return()  # mtpc_enable() said why, once
+  endif()
+  list(LENGTH enabled n)
+  set(what "${n} targets")
+  if(n EQUAL 1)
+    set(what "1 target")
+  endif()
+  string(REPLACE ";" ", " names "${enabled}")
+  if(NOT "${names}" STREQUAL "")
+    set(names ": ${names}")
+  endif()
+  message(STATUS "MTPC: enabled ${what} under ${dir}${names}")
+endfunction()
+
+cmake_policy(POP)
