@@ -133,13 +133,19 @@ Cache variables
   summary line says why each large module was or was not split.
 ``MTPC_RELAY_COST``
   Modules not split but estimated to cost at least this many instructions
-  are relayed: compiled as one partition behind the split's import step
-  (empty, the default: 1/8 of the split threshold, 6250). A module's ThinLTO
-  shard changes whenever any module it imports from changes, and the plain
-  backend then recompiles it; relayed, it is recompiled only when the code
-  it imports (or its own) changed. The import step costs about a tenth of
-  the module's backend on a full build. A value above ``MTPC_SPLIT_COST``
-  turns relaying off; so does ``MTPC_SPLIT_THRESHOLD`` (choosing by size).
+  may be relayed (see ``MTPC_RELAY``): compiled as one partition behind the
+  split's import step (empty, the default: 1/8 of the split threshold,
+  6250). A module's ThinLTO shard changes whenever any module it imports
+  from changes, and the plain backend then recompiles it; relayed, it is
+  recompiled only when the code it imports (or its own) changed. A value
+  above ``MTPC_SPLIT_COST`` turns relaying off; so does
+  ``MTPC_SPLIT_THRESHOLD`` (choosing by size).
+``MTPC_RELAY``
+  Which of those modules are relayed: ``auto`` (the default) only a module
+  whose recent rebuilds the plan cache saw forced by other modules' changes
+  (at least two, and half of its last rebuilds): a relay costs an import
+  step on every rebuild and saves nothing on a full build; ``always`` every
+  module costing at least ``MTPC_RELAY_COST``; ``never``.
 ``MTPC_SPLIT_THRESHOLD``
   Choose by size instead: bitcode bytes above which a module is split (0
   splits every module). Empty (the default): by cost.
@@ -212,6 +218,9 @@ set(MTPC_SPLIT_COST "" CACHE STRING
   "MTPC: split modules whose estimated backend cost is at least this many instructions (empty: 50000)")
 set(MTPC_RELAY_COST "" CACHE STRING
   "MTPC: relay modules not split that cost at least this many instructions (empty: 1/8 of the split cost)")
+set(MTPC_RELAY "auto" CACHE STRING
+  "MTPC: relay modules not split: auto (when other modules' changes keep forcing their rebuild), always, never")
+set_property(CACHE MTPC_RELAY PROPERTY STRINGS auto always never)
 set(MTPC_SPLIT_THRESHOLD "" CACHE STRING
   "MTPC: choose by size instead: bitcode bytes above which a module is split (0: every module; empty: by cost)")
 option(MTPC_TYPE_UNITS "MTPC: compile partitions with DWARF type units (-fdebug-types-section)" ON)
@@ -504,6 +513,11 @@ function(mtpc_enable target)
   endif()
   if(NOT MTPC_RELAY_COST STREQUAL "")
     list(APPEND opts --relay-cost=${MTPC_RELAY_COST})
+  endif()
+  if(NOT MTPC_RELAY MATCHES "^(auto|always|never)$")
+    message(FATAL_ERROR "MTPC_RELAY is \"${MTPC_RELAY}\"; expected auto, always or never")
+  elseif(NOT MTPC_RELAY STREQUAL "auto")
+    list(APPEND opts --relay=${MTPC_RELAY})
   endif()
   if(NOT MTPC_TYPE_UNITS)
     list(APPEND opts --no-type-units)
