@@ -99,16 +99,18 @@ class Measurement:
         return self.user + self.sys
 
 
-def run_measured(cmd, cwd=None, env=None, check=True):
+def run_measured(cmd, cwd=None, env=None, check=True, new_session=False):
     """Run cmd and measure it with os.wait4: CPU is exactly this child's (and its waited-for
     descendants'), so concurrent work of other processes on a shared machine does not leak
-    in. Output goes through temporary files, so a chatty tool cannot block on a pipe."""
+    in. Output goes through temporary files, so a chatty tool cannot block on a pipe.
+    new_session: in a session of its own, without a controlling terminal (mtpc-link then
+    writes no progress lines to /dev/tty)."""
     cmd = [str(c) for c in cmd]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
         try:
             p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err,
-                                 stdin=subprocess.DEVNULL)
+                                 stdin=subprocess.DEVNULL, start_new_session=new_session)
         except OSError as e:
             raise BenchError(f"cannot run {cmd[0]}: {e}") from e
         _, status, ru = os.wait4(p.pid, 0)

@@ -240,7 +240,11 @@ def deb_versions(pkg):
 
 def fetch(project, srcdir, logfile):
     """The source tree of a project, fetched with apt-get source when missing."""
-    spec = PROJECTS[project]
+    return fetch_spec(project, PROJECTS[project], srcdir, logfile)
+
+
+def fetch_spec(project, spec, srcdir, logfile):
+    """fetch() of a project described by spec (src, need, sub: as in PROJECTS)."""
     pkg, need = spec["src"], spec["need"]
     tree = find_tree(srcdir, pkg, need)
     if tree is None:
