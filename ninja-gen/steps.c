@@ -2,7 +2,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "steps.h"
 #include "debugfix.h"
-#include "elfsyms.h"
 #include "graph.h"
 #include "hash.h"
 #include "jobs.h"

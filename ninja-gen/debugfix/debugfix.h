@@ -11,9 +11,14 @@
  * goes to the end of the file and the relocations into it, or against its
  * section symbol, are moved with it. The result is an input of `ld.lld -r`,
  * which lays the output out anew. 64-bit little-endian ELF only (what
- * mtpc-split renumbers lines for). Same input, same output, byte for byte. */
-#ifndef MTPC_NG_DEBUGFIX_H
-#define MTPC_NG_DEBUGFIX_H
+ * mtpc-split renumbers lines for). Same input, same output, byte for byte.
+ *
+ * The code is the folder ninja-gen/debugfix/, the library mtpc_debugfix
+ * (it needs only common/): one file per concern, each saying what it owns
+ * first; debugfix_int.h is what they share. The same ELF access reads a
+ * thin link's regular LTO object for steps.c (elf_exported_definitions). */
+#ifndef MTPC_DEBUGFIX_H
+#define MTPC_DEBUGFIX_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -66,9 +71,10 @@ void debugfix_earlier_free(struct debugfix_earlier *earlier);
  * earlier objects of the module make redundant: the entries of its DWARF 5
  * string offsets table that only the type units of discarded groups use,
  * and the entries of its GNU name lists for types and namespaces (all
- * entries with earlier->names_once) an earlier object lists (a file this code cannot read that far keeps its
- * tables). Returns 0, or -1 with *why set (a static string) when the file
- * has virtual lines this code cannot put back. */
+ * entries with earlier->names_once) an earlier object lists (a file this
+ * code cannot read that far keeps its tables). Returns 0, or -1 with *why
+ * set (a static string) when the file has virtual lines this code cannot
+ * put back. */
 int debugfix_object(char **data, size_t *len, const char *checksums, const struct line_map *lines,
 		    struct debugfix_earlier *earlier, const char **why);
 
@@ -102,5 +108,15 @@ int debugfix_group_flags(const char *from, const char *to);
 /* A copy of a compiler's message text with "FILE:LINE" virtual lines turned
  * into real ones (backend warnings and remarks name source lines). */
 char *debugfix_text(const char *text, const struct line_map *lines);
+
+/* Append to names the global and weak symbols that the relocatable ELF
+ * object at path defines (not undefined, not common) with default or
+ * protected visibility: steps.c gives the thin link's regular LTO object
+ * the visibilities the bitcode gave its symbols. An empty file (lld's
+ * regular LTO object of a link without regular LTO input) defines
+ * nothing. Returns 0, or -1 after an error message naming the file
+ * (unreadable, not a 64-bit little-endian ELF object, or a symbol table
+ * that points outside the file). */
+int elf_exported_definitions(const char *path, struct strv *names);
 
 #endif
