@@ -3,7 +3,16 @@
  * Every global value (functions, then variables, then aliases, then ifuncs, in
  * module order) gets an index. The same enumeration is redone on each thread's
  * private copy of the module (sym_enumerate), so an index names the same
- * global everywhere without pointers crossing LLVMContexts. */
+ * global everywhere without pointers crossing LLVMContexts.
+ *
+ * analyze_module() fills a module_info in steps, each in its own file:
+ * the symbol table and references (analyze.c: instruction operands,
+ * constant expressions, initializers, aliasees, resolvers, personalities,
+ * value-profile targets), the names asm text uses (asm_names.h), edit-stable
+ * names (stable_names.h), the alias-name rule, the roles and liveness
+ * (analyze.c), and the units with their affinity edges (units.h). The
+ * result depends on the module and the options alone, never on pointer
+ * values or hash-table order. */
 #ifndef MTPC_ANALYZE_H
 #define MTPC_ANALYZE_H
 
@@ -88,7 +97,7 @@ struct unit {
 	int *syms, nsyms;   /* ascending */
 	long cost;
 	int *adj, nadj;     /* neighbour units, ascending */
-	long *adjw;         /* edge weights (calls, refs; refs to locals weigh more) */
+	long *adjw;         /* edge weights (units.c, link_units, says why each) */
 	int has_asm;        /* holds the symbols module asm names (or its sections) */
 };
 
@@ -108,9 +117,10 @@ struct module_info {
 	int nstable;          /* symbols given edit-stable names */
 	int ncut_sccs;        /* SCCs cut by analyze_opts.scc_cut */
 	int nalias_users;     /* symbols kept with an object's names (SF_ALIAS_ADDR) */
-	/* `.symver target, name@V` directives of module asm: the versioned symbol
-	 * takes the binding of its target, so when the target is promoted the
-	 * versioned name must be made local again at the merge too. */
+	/* `.symver target, name@V` directives of module asm (asm_names.c): the
+	 * versioned symbol takes the binding of its target, so when the target
+	 * is promoted the versioned name must be made local again at the merge
+	 * too. */
 	struct asm_symver {
 		int sym;      /* the target */
 		char *name;   /* the versioned name as the object file holds it */
@@ -149,16 +159,6 @@ LLVMValueRef strip_to_global(LLVMValueRef c);
 /* Analyse m (owned by the caller, must outlive the info). */
 void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct module_info *out);
 void module_info_free(struct module_info *mi);
-
-/* Is this line of module asm a `.lto_set_conditional A, B`? ThinLTO's
- * bitcode writer adds one for each static it promotes to B in a module with
- * inline asm (CFI and -fsplit-lto-unit): the assembler makes A a local alias
- * of B, only in an object whose asm uses A. Every partition gets these lines
- * (emit.c): inline asm anywhere may use A. */
-int asm_set_line(const char *line, size_t len);
-
-/* The digits of a ThinLTO promotion suffix `name.llvm.<digits>`, or NULL. */
-const char *llvm_suffix(const char *name);
 
 /* Display name of symbol i, as in the final object ("<name>", the real
  * `.llvm.<hash>` name, or "<anon-var-12>"; a private constant by its

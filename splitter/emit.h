@@ -1,10 +1,15 @@
-/* emit.h: materialize partitions, in one of two ways. Each partition is
- * built either on its own thread in its own LLVMContext from the module's
- * bitcode (opened lazily from one shared read-only buffer: only the bodies it
- * keeps are loaded), or in its own forked process from the parsed module;
- * then transformed per the plan, cleaned with GlobalDCE, verified and
- * serialized to memory. No output is written here, so a failure leaves the
- * output directory as it was. */
+/* emit.h: materialize partitions: what both ways of building them share.
+ *
+ * A partition is built from a whole copy of the module (emit_partition): it
+ * becomes partition p per the plan (each symbol defined, copied, carried,
+ * declared or dropped, promoted names given, then GlobalDCE), is verified,
+ * gives its debug-info maps and is serialized to memory. Where the copy
+ * comes from is the way of
+ * building: a thread reads it lazily from the module's bitcode
+ * (emit_threads.h: least CPU), or a forked process copies its part of the
+ * parsed module (emit_processes.h: nothing serial); both give the same
+ * bytes. No output is written here, so a failure leaves the output
+ * directory as it was. */
 #ifndef MTPC_EMIT_H
 #define MTPC_EMIT_H
 
@@ -30,14 +35,14 @@ struct emitted {
 	                     * (mtpc-split --stats) */
 };
 
-/* What emit_partitions does to the debug info, so that a partition's
+/* What the emission does to the debug info, so that a partition's
  * bitcode changes only when its code does (llvm_shim.h says why). */
 enum {
 	EMIT_PLACEHOLDER_CHECKSUMS = 1, /* source files get placeholder checksums */
 	EMIT_VIRTUAL_LINES = 2,         /* source lines become virtual lines */
 };
 
-/* How emit_partitions or emit_partitions_forked ran (mtpc-split --stats). */
+/* How an emission ran (mtpc-split --stats). */
 struct emit_run {
 	int workers;         /* threads or processes at most at once */
 	int processes;       /* 1: a process per partition, 0: threads */
@@ -47,22 +52,25 @@ struct emit_run {
 	                        * threads (mtpc-split's emit() adds that) */
 };
 
-/* Build all plan->n partitions from the bitcode in (bc, len) with up to jobs
- * threads. verify: run the LLVM verifier on each; debug: EMIT_* flags.
- * Returns the number of threads that ran (>= 1), fills out[] (caller frees
- * each data, checksums and lines) and *run, or returns -1 with *error (heap)
- * describing the first failure. */
-int emit_partitions(const char *bc, size_t len, const struct module_info *mi, const struct split_plan *plan,
-		    int jobs, int verify, int debug, struct emitted *out, struct emit_run *run, char **error);
+/* What building any partition of one split needs. */
+struct emit_job {
+	const struct module_info *mi;  /* the analysed module */
+	const struct split_plan *plan;
+	int verify;                    /* run the LLVM verifier on each partition */
+	int debug;                     /* EMIT_* flags */
+};
 
-/* The same from the parsed module m itself: each partition is built in a
- * forked child process, up to jobs at once, from its copy-on-write view of m
- * (m's context is not thread-safe, and a process needs no bitcode to start
- * from), and comes back through an unlinked temporary file in tmpdir. Gives
- * byte-identical partitions; costs more CPU per partition, but the caller
- * need not serialize m first. m is not changed. Same return values. */
-int emit_partitions_forked(LLVMModuleRef m, const struct module_info *mi, const struct split_plan *plan,
-			   int jobs, int verify, int debug, const char *tmpdir, struct emitted *out,
-			   struct emit_run *run, char **error);
+/* The common entry of both ways: turn m, a whole copy of the analysed
+ * module whose globals enumerate the same (checked: else an error), into
+ * partition p of job->plan, then verify it (job->verify), take the
+ * debug-info maps job->debug asks for, and serialize it into out (data,
+ * len, checksums, lines). m may be opened lazily: only the bodies p keeps
+ * are loaded before the rest is dropped. Returns NULL or an error (heap). */
+char *emit_partition(LLVMModuleRef m, const struct emit_job *job, int p, struct emitted *out);
+
+/* The end of an emission of n partitions, either way: *error = the first
+ * partition's error, if any (the others freed, with errors itself), and
+ * then nothing of out[] kept. Returns rc, or -1 after an error. */
+int emit_finish_run(char **errors, struct emitted *out, int n, int rc, char **error);
 
 #endif

@@ -1,5 +1,16 @@
-// llvm_shim.cpp: see llvm_shim.h. Kept tiny on purpose: each function fills one
-// gap of the LLVM-C API and is called from C.
+// llvm_shim.cpp: see llvm_shim.h. Each function fills one gap of the LLVM-C
+// API and is called from C; the groups below follow llvm_shim.h: IR edits,
+// ThinLTO (the import, the index, summaries and symbol tables), debug info.
+//
+// Why one file of about 900 lines: it is MTPC's one C++ translation unit (the
+// project's rule: one extern "C" shim), so everything that depends on LLVM's
+// C++ API, which changes with every release, and every #if on
+// LLVM_VERSION_MAJOR stay in one place that a port to a new LLVM reads
+// through; the rest of MTPC is C against the stable C API. Its compile is
+// mtpc-split's slowest (about 12 s of CPU here, half of it parsing the LLVM
+// headers): shim files per group would each parse most of them again. And
+// other documents name this file as where the import and the debug-info
+// edits live.
 #include "llvm_shim.h"
 #include "virtual_lines.h"
 
@@ -45,6 +56,8 @@ static char *dup_message(const std::string &s)
 	return p;
 }
 
+// IR edits ---------------------------------------------------------------------
+
 extern "C" int mtpc_is_dso_local(LLVMValueRef global)
 {
 	return cast<GlobalValue>(unwrap(global))->isDSOLocal();
@@ -58,6 +71,29 @@ extern "C" void mtpc_set_dso_local(LLVMValueRef global, int dso_local)
 extern "C" void mtpc_delete_body(LLVMValueRef function)
 {
 	cast<Function>(unwrap(function))->deleteBody();
+}
+
+extern "C" int mtpc_materialize(LLVMValueRef global, char **error)
+{
+	if (Error e = cast<GlobalValue>(unwrap(global))->materialize()) {
+		*error = dup_message(toString(std::move(e)));
+		return -1;
+	}
+	return 0;
+}
+
+extern "C" int mtpc_materialize_all(LLVMModuleRef module, char **error)
+{
+	if (Error e = unwrap(module)->materializeAll()) {
+		*error = dup_message(toString(std::move(e)));
+		return -1;
+	}
+	return 0;
+}
+
+extern "C" void mtpc_erase_alias(LLVMValueRef alias)
+{
+	cast<GlobalAlias>(unwrap(alias))->eraseFromParent();
 }
 
 // By name, then by former position (unnamed ones), so the order is total.
@@ -96,39 +132,51 @@ extern "C" void mtpc_sort_declarations(LLVMModuleRef module)
 	}
 }
 
-extern "C" int mtpc_materialize(LLVMValueRef global, char **error)
-{
-	if (Error e = cast<GlobalValue>(unwrap(global))->materialize()) {
-		*error = dup_message(toString(std::move(e)));
-		return -1;
-	}
-	return 0;
-}
-
-extern "C" int mtpc_materialize_all(LLVMModuleRef module, char **error)
-{
-	if (Error e = unwrap(module)->materializeAll()) {
-		*error = dup_message(toString(std::move(e)));
-		return -1;
-	}
-	return 0;
-}
-
-extern "C" void mtpc_erase_alias(LLVMValueRef alias)
-{
-	cast<GlobalAlias>(unwrap(alias))->eraseFromParent();
-}
-
 extern "C" uint64_t mtpc_global_guid(LLVMValueRef global)
 {
 	return cast<GlobalValue>(unwrap(global))->getGUID();
 }
+
+extern "C" LLVMModuleRef mtpc_clone_module(LLVMModuleRef module, int (*define)(LLVMValueRef global, void *arg),
+					  void *arg)
+{
+	// Never freed: its value handles would be unregistered one by one, and
+	// the caller (a child process that exits after one partition) has no
+	// use for that.
+	ValueToValueMapTy &vmap = *new ValueToValueMapTy;
+#if LLVM_VERSION_MAJOR >= 21
+	// Copying a block gives each key-instruction atom group a new number
+	// (the same location may appear twice in a duplicated path). A copy of
+	// the module moves the code instead: every group that a copied body
+	// names is mapped to itself, so the copy's debug locations are those
+	// of the original, as the bitcode of the module itself would give.
+	// Without a compile unit there are no debug locations to walk for.
+	bool debug = unwrap(module)->getNamedMetadata("llvm.dbg.cu") != nullptr;
+	for (Function &f : *unwrap(module)) {
+		if (!debug)
+			break;
+		if (f.isDeclaration() || !define(wrap(&f), arg))
+			continue;
+		for (const Instruction &i : instructions(f))
+			if (const DILocation *dl = i.getDebugLoc().get())
+				if (uint64_t group = dl->getAtomGroup())
+					vmap.AtomMap.insert({{dl->getInlinedAt(), group}, group});
+	}
+#endif
+	std::unique_ptr<Module> clone = CloneModule(*unwrap(module), vmap, [&](const GlobalValue *gv) {
+		return define(wrap(const_cast<GlobalValue *>(gv)), arg) != 0;
+	});
+	return wrap(clone.release());
+}
+
+// ThinLTO: import, index, summaries, symbol tables -----------------------------
 
 static int fail(char **error, const std::string &msg)
 {
 	*error = dup_message(msg);
 	return -1;
 }
+
 /* The thin link's whole-program devirtualization and type-test (CFI)
  * resolutions are applied by the first passes of the backend's optimization
  * pipeline (PassBuilder::buildThinLTODefaultPipeline), after the post-import
@@ -159,7 +207,6 @@ static void apply_type_resolutions(Module &M, const ModuleSummaryIndex &index)
 #endif
 	MPM.run(M, MAM);
 }
-
 
 extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
 				LLVMModuleRef *out, char **error)
@@ -252,6 +299,25 @@ extern "C" char *mtpc_index_suffixes(const char *index_path, char **error)
 	return dup_message(text);
 }
 
+extern "C" int mtpc_index_unhashed_modules(const char *index_path, char ***paths, char **error)
+{
+	*paths = nullptr;
+	Expected<std::unique_ptr<ModuleSummaryIndex>> index =
+		getModuleSummaryIndexForFile(index_path, /*IgnoreEmptyThinLTOIndexFile=*/true);
+	if (!index)
+		return fail(error, std::string(index_path) + ": " + toString(index.takeError()));
+	std::vector<std::string> unhashed;
+	if (*index)
+		for (const auto &e : (*index)->modulePaths())
+			if (e.second == ModuleHash{{0}})
+				unhashed.push_back(e.first().str());
+	std::sort(unhashed.begin(), unhashed.end()); // a StringMap's order is its hash table's
+	*paths = static_cast<char **>(calloc(unhashed.size() + 1, sizeof(char *)));
+	for (size_t i = 0; i < unhashed.size(); i++)
+		(*paths)[i] = strdup(unhashed[i].c_str());
+	return (int)unhashed.size();
+}
+
 extern "C" int mtpc_summary_cost(const char *path, long long *insts, long long *functions,
 				 char **error)
 {
@@ -309,6 +375,8 @@ extern "C" int mtpc_bitcode_visibility(const char *path, mtpc_visibility_fn fn, 
 	}
 	return 0;
 }
+
+// Debug info -------------------------------------------------------------------
 
 // Every metadata node reachable from the module: named metadata, global and
 // function attachments, instructions' attachments (!dbg included), debug
@@ -450,7 +518,7 @@ extern "C" void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defin
 	}
 }
 
-// Virtual lines ---------------------------------------------------------------
+// Debug info: virtual lines ---------------------------------------------------
 //
 // Lines of one source file that a partition refers to are grouped into spans:
 // a function body (its own lines and those of its scopes, locations,
@@ -821,55 +889,4 @@ extern "C" char *mtpc_virtual_lines(LLVMModuleRef module, char **error)
 					n->replaceOperandWith(i, r);
 	redirect_uses(M, sub);
 	return dup_message(text);
-}
-
-extern "C" LLVMModuleRef mtpc_clone_module(LLVMModuleRef module, int (*define)(LLVMValueRef global, void *arg),
-					  void *arg)
-{
-	// Never freed: its value handles would be unregistered one by one, and
-	// the caller (a child process that exits after one partition) has no
-	// use for that.
-	ValueToValueMapTy &vmap = *new ValueToValueMapTy;
-#if LLVM_VERSION_MAJOR >= 21
-	// Copying a block gives each key-instruction atom group a new number
-	// (the same location may appear twice in a duplicated path). A copy of
-	// the module moves the code instead: every group that a copied body
-	// names is mapped to itself, so the copy's debug locations are those
-	// of the original, as the bitcode of the module itself would give.
-	// Without a compile unit there are no debug locations to walk for.
-	bool debug = unwrap(module)->getNamedMetadata("llvm.dbg.cu") != nullptr;
-	for (Function &f : *unwrap(module)) {
-		if (!debug)
-			break;
-		if (f.isDeclaration() || !define(wrap(&f), arg))
-			continue;
-		for (const Instruction &i : instructions(f))
-			if (const DILocation *dl = i.getDebugLoc().get())
-				if (uint64_t group = dl->getAtomGroup())
-					vmap.AtomMap.insert({{dl->getInlinedAt(), group}, group});
-	}
-#endif
-	std::unique_ptr<Module> clone = CloneModule(*unwrap(module), vmap, [&](const GlobalValue *gv) {
-		return define(wrap(const_cast<GlobalValue *>(gv)), arg) != 0;
-	});
-	return wrap(clone.release());
-}
-
-extern "C" int mtpc_index_unhashed_modules(const char *index_path, char ***paths, char **error)
-{
-	*paths = nullptr;
-	Expected<std::unique_ptr<ModuleSummaryIndex>> index =
-		getModuleSummaryIndexForFile(index_path, /*IgnoreEmptyThinLTOIndexFile=*/true);
-	if (!index)
-		return fail(error, std::string(index_path) + ": " + toString(index.takeError()));
-	std::vector<std::string> unhashed;
-	if (*index)
-		for (const auto &e : (*index)->modulePaths())
-			if (e.second == ModuleHash{{0}})
-				unhashed.push_back(e.first().str());
-	std::sort(unhashed.begin(), unhashed.end()); // a StringMap's order is its hash table's
-	*paths = static_cast<char **>(calloc(unhashed.size() + 1, sizeof(char *)));
-	for (size_t i = 0; i < unhashed.size(); i++)
-		(*paths)[i] = strdup(unhashed[i].c_str());
-	return (int)unhashed.size();
 }

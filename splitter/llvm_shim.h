@@ -76,7 +76,7 @@ int mtpc_index_unhashed_modules(const char *index_path, char ***paths, char **er
  * the C API cannot read summaries. ThinLTO renames a module's promoted
  * local f to `f.llvm.<suffix>`, the suffix a hash of the module's content,
  * so any edit of a module renames its promoted locals in every module that
- * imports them (analyze.c gives them stable names). Returns "<suffix>
+ * imports them (stable_names.c gives them stable names). Returns "<suffix>
  * <module path>\n" lines sorted (heap, "" for an empty index), or NULL with
  * *error (heap) set. */
 char *mtpc_index_suffixes(const char *index_path, char **error);

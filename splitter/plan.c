@@ -1,5 +1,6 @@
 /* plan.c: see plan.h. */
 #include "plan.h"
+#include "stable_names.h"
 #include "util.h"
 
 #include <jansson.h>

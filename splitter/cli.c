@@ -1,0 +1,403 @@
+/* cli.c: see cli.h. */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
+#include "cli.h"
+#include "emit.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MTPC_SPLIT_VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+	/* In pieces: C11 promises string literals of 4095 bytes only. */
+	fputs("usage: mtpc-split INPUT.bc -o OUTDIR [options]\n"
+	      "       mtpc-split --print-cost FILE.o...\n"
+	      "       mtpc-split --print-visibility FILE.o... [-o LIST]\n"
+	      "\n"
+	      "Split an LLVM " LLVM_MAJOR " bitcode module into call-graph partitions that can be\n"
+	      "optimized and compiled separately and merged back with `ld.lld -r`.\n"
+	      "Writes OUTDIR/p0.bc .. p<n-1>.bc (n <= N), OUTDIR/plan.json and\n"
+	      "OUTDIR/localize.txt (symbols to make local after the merge, for\n"
+	      "`llvm-objcopy --localize-symbols`) and OUTDIR/rename.txt (their original\n"
+	      "names, for `--redefine-syms`). Files are replaced atomically and only\n"
+	      "when their content changes.\n"
+	      "\n",
+	      f);
+	fputs("options:\n"
+	      "  -o, --output DIR          output directory (created if missing)\n"
+	      "  -n, --partitions N        at most N partitions (default: number of CPUs)\n"
+	      "      --min-cost C          use fewer partitions if each would cost less than\n"
+	      "                            C instructions (default 0: as many as allowed)\n"
+	      "      --thinlto-index FILE  INPUT is a ThinLTO object and FILE its index from\n"
+	      "                            `--thinlto-index-only`: run the ThinLTO import\n"
+	      "                            in-process first, then split the result\n"
+	      "      --relocation-model M  static or pic: the final link's model, used by\n"
+	      "                            the import (-shared/-pie links are pic; default static)\n"
+	      "      --emit-imported FILE  also write the post-import module to FILE\n",
+	      f);
+	fputs("      --copy-limit I        largest function, in instructions, that a partition\n"
+	      "                            may get an available_externally copy of (default 60)\n"
+	      "      --copy-budget F       copies per partition as a fraction of its own cost\n"
+	      "                            (default 0.10)\n"
+	      "      --critical-copy-budget F\n"
+	      "                            the same for the costliest partition, the critical\n"
+	      "                            path; no other partition's copies take it past that\n"
+	      "                            one (default 0.04)\n"
+	      "      --dup-limit I         largest linkonce_odr comdat, in instructions, that\n"
+	      "                            every partition using it carries (default 200)\n"
+	      "      --const-dup-limit B   largest static constant, in bytes, that every\n"
+	      "                            partition reading it carries; a bigger one is\n"
+	      "                            defined once and the others get an\n"
+	      "                            available_externally copy, so loads from it still\n"
+	      "                            fold but its data is not duplicated (default 64)\n"
+	      "      --local-dup-limit I   largest static function, in instructions, that every\n"
+	      "                            partition calling it carries instead of a promoted\n"
+	      "                            symbol, so each can inline it (default 0: off;\n"
+	      "                            see docs/splitter.md for why)\n"
+	      "      --local-dup-budget F  extra work those duplicates may add, as a fraction\n"
+	      "                            of the module; smallest first, the rest are promoted\n"
+	      "                            (default 0.03)\n"
+	      "      --join-limit I        largest static function, in instructions, kept with\n"
+	      "                            its only caller while that caller's unit stays under\n"
+	      "                            1/16 of the module (default 300)\n"
+	      "      --join-growth F       past that, a unit may still take its single-caller\n"
+	      "                            statics up to F times its own cost: the inlining of\n"
+	      "                            the unsplit build, at the price of a bigger critical\n"
+	      "                            partition (default 0.1; see docs/splitter.md)\n"
+	      "      --scc-cut F           a call-graph cycle (SCC) costing more than F times a\n"
+	      "                            partition's share (module / N) is cut into its\n"
+	      "                            functions, so that it cannot hold up the balance;\n"
+	      "                            the rest stay whole (default 1; 0: never cut)\n",
+	      f);
+	fputs("      --no-ipo              do not run the whole-module interprocedural passes\n"
+	      "                            first (constants propagated into internal\n"
+	      "                            functions, nounwind and memory effects inferred,\n"
+	      "                            dead arguments removed): partitions then lose what\n"
+	      "                            the unsplit backend derives from the whole module\n"
+	      "                            (mtpc-link passes it for -O0 links)\n"
+	      "      --weights W,W,...     relative target sizes of the partitions, the first the\n"
+	      "                            largest (e.g. 57,43: mtpc-link gives a partition\n"
+	      "                            that will start behind another module's backend\n"
+	      "                            less work); default: equal\n"
+	      "      --balance-slack F     allowed overshoot of the ideal partition cost\n"
+	      "                            (default 0.02)\n",
+	      f);
+	fputs("      --seed-plan FILE      keep functions where this earlier plan put them\n"
+	      "                            (default: OUTDIR/plan.json if its options match)\n"
+	      "      --no-seed             ignore earlier plans\n"
+	      "      --cache FILE          plan cache (SQLite); default: $MTPC_CACHE, else\n"
+	      "                            $XDG_CACHE_HOME/mtpc/plans.sqlite, else\n"
+	      "                            ~/.cache/mtpc/plans.sqlite (`mtpc-cache path`).\n"
+	      "                            An exact hit reuses the stored assignment; a miss\n"
+	      "                            is seeded from the module's previous plan and its\n"
+	      "                            measured partition times\n"
+	      "      --no-cache            do not use the plan cache\n"
+	      "      --module-path NAME    the module's name in the cache (default: INPUT)\n",
+	      f);
+	fputs("  -j, --jobs J              partitions built at once (default: number of CPUs)\n"
+	      "      --emit-with W         how: 'threads' (the module is written to bitcode\n"
+	      "                            once and each thread reads what its partition\n"
+	      "                            needs: least CPU), 'processes' (one forked\n"
+	      "                            process per partition copies its part of the\n"
+	      "                            module: more CPU in all, but nothing left serial),\n"
+	      "                            or 'auto' (default): processes from -j 4 on.\n"
+	      "                            A module with a blockaddress, and from LLVM 21 on\n"
+	      "                            one with debug info, always uses threads\n"
+	      "      --placeholder-checksums  give source files in the partitions a\n"
+	      "                            placeholder checksum that no edit changes and\n"
+	      "                            write OUTDIR/checksums.txt ('PLACEHOLDER REAL'\n"
+	      "                            hex MD5s, one file a line) to restore the real\n"
+	      "                            ones in the compiled objects (mtpc-link's merge)\n"
+	      "      --virtual-lines       number the source lines in each partition so that\n"
+	      "                            lines added or removed outside its own functions\n"
+	      "                            and types do not change it, and write\n"
+	      "                            OUTDIR/lines.txt ('P VIRTUAL FIRST COUNT': in\n"
+	      "                            partition P, virtual lines VIRTUAL.. are real\n"
+	      "                            lines FIRST..FIRST+COUNT-1) to restore the real\n"
+	      "                            ones in the compiled objects (mtpc-link's merge)\n"
+	      "      --verify              run the LLVM verifier on each partition (default)\n"
+	      "      --no-verify           skip the verifier\n"
+	      "      --stats               print a summary on stderr: one line with the time\n"
+	      "                            of each phase, one with the serial time (all but\n"
+	      "                            the emission, with the time spent starting\n"
+	      "                            processes), the emission's wall time and its\n"
+	      "                            threads or processes, and each partition's\n"
+	      "                            emission CPU time ('serial S s + emit E s wall on\n"
+	      "                            T threads|processes; emit CPU by partition (s):\n"
+	      "                            C0 C1 ...')\n",
+	      f);
+	fputs("  -h, --help                this help\n"
+	      "      --version             print the version\n"
+	      "      --print-visibility    do not split: for the FILEs (bitcode, or @LIST:\n"
+	      "                            the paths in file LIST, one a line), print\n"
+	      "                            'hidden NAME' or 'protected NAME' for each symbol\n"
+	      "                            their symbol tables give that visibility (the\n"
+	      "                            most constraining when they disagree), sorted,\n"
+	      "                            on stdout or into the file -o names; mtpc-link\n"
+	      "                            uses it for the final link's visibilities\n"
+	      "      --print-cost          do not split: for each FILE (ThinLTO objects),\n"
+	      "                            print 'INSTRUCTIONS FUNCTIONS FILE' from its\n"
+	      "                            summary ('- - FILE' without one), on stdout or\n"
+	      "                            into the file -o names; mtpc-link uses it to\n"
+	      "                            choose which modules to split\n"
+	      "\n"
+	      "Exit status: 0 on success; 1 on any error, reported in one line naming the\n"
+	      "file; 3 when --thinlto-index is an empty index (lld writes one for an\n"
+	      "archive member the link does not pull in): nothing to split. On error\n"
+	      "and on 3 the output directory keeps what it had.\n",
+	      f);
+}
+
+/* A whole number in [lo, hi] for option opt, or exit with an error. */
+static long parse_long(const char *opt, const char *s, long lo, long hi)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi)
+		mtpc_fatal("%s: expected an integer in [%ld, %ld], got '%s'", opt, lo, hi, s);
+	return v;
+}
+
+/* A number in [lo, hi] for option opt, or exit with an error. */
+static double parse_double(const char *opt, const char *s, double lo, double hi)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || end == s || !(v >= lo && v <= hi))
+		mtpc_fatal("%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, s);
+	return v;
+}
+
+/* --weights: positive numbers separated by commas. */
+static void parse_weights(const char *s, struct options *o)
+{
+	free(o->weights);
+	o->weights = NULL;
+	o->nweights = 0;
+	for (const char *p = s;;) {
+		char *end;
+		errno = 0;
+		double w = strtod(p, &end);
+		if (end == p || errno || !(w > 0 && w < 1e9) || (*end && *end != ','))
+			mtpc_fatal("--weights: expected positive numbers separated by commas, got '%s'", s);
+		if (o->nweights == 4096)
+			mtpc_fatal("--weights: more than 4096 weights");
+		o->weights = xrealloc(o->weights, (o->nweights + 1) * sizeof *o->weights);
+		o->weights[o->nweights++] = w;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+}
+
+static int ncpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+/* The operands of --print-cost/--print-visibility from @LIST: one path a
+ * line (a link's module list can be longer than a command line). The list's
+ * text stays allocated until exit, like argv. */
+static void read_input_list(const char *path, struct options *o)
+{
+	char *text;
+	size_t len;
+	if (mtpc_read_file(path, &text, &len) < 0)
+		mtpc_fatal("%s: cannot read: %s", path, strerror(errno));
+	o->inputs = NULL;
+	o->ninputs = 0;
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (!*line)
+			continue;
+		o->inputs = xrealloc(o->inputs, (o->ninputs + 1) * sizeof *o->inputs);
+		o->inputs[o->ninputs++] = line;
+	}
+	o->input_list = o->inputs;
+	o->input_text = text;
+}
+
+/* The defaults, as --help states them. */
+static struct options default_options(void)
+{
+	return (struct options){
+		.partitions = ncpus(),
+		.jobs = ncpus(),
+		.verify = 1,
+		.use_seed = 1,
+		.ipo = 1,
+		.copy_limit = 60,
+		.copy_budget = 0.10,
+		.crit_copy_budget = 0.04,
+		.slack = 0.02,
+		.dup_limit = 200,
+		.const_dup_limit = 64,
+		.local_dup_limit = 0,
+		.local_dup_budget = 0.03,
+		.join_limit = 300,
+		.join_growth = 0.1,
+		.scc_cut = 1.0,
+	};
+}
+
+/* The operands after the options: one input to split, or for the print
+ * modes every operand (or the lines of @LIST). */
+static void check_operands(int argc, char **argv, struct options *o)
+{
+	o->inputs = argv + optind;
+	o->ninputs = argc - optind;
+	if (o->print_cost && o->print_visibility)
+		mtpc_fatal("--print-cost and --print-visibility: choose one");
+	if (o->print_cost || o->print_visibility) {
+		if (o->ninputs == 1 && o->inputs[0][0] == '@')
+			read_input_list(o->inputs[0] + 1, o);
+		if (!o->ninputs)
+			mtpc_fatal("%s: no input file (see --help)", o->print_cost ? "--print-cost" : "--print-visibility");
+		return;
+	}
+	if (optind < argc)
+		o->input = argv[optind++];
+	if (optind < argc)
+		mtpc_fatal("unexpected argument '%s' (one input only; see --help)", argv[optind]);
+	if (!o->input)
+		mtpc_fatal("no input file (see --help)");
+	if (!o->outdir)
+		mtpc_fatal("no output directory: use -o DIR (see --help)");
+}
+
+void parse_args(int argc, char **argv, struct options *o)
+{
+	/* The long options without a short one. */
+	enum {
+		O_MIN_COST = 256, O_INDEX, O_RELOC, O_IMPORTED, O_COPY_LIMIT, O_COPY_BUDGET,
+		O_CRIT_COPY_BUDGET, O_DUP_LIMIT, O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT,
+		O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED,
+		O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST,
+		O_PRINT_VISIBILITY, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_EMIT_WITH,
+	};
+	static const struct option longopts[] = {
+		{"output", required_argument, 0, 'o'},
+		{"partitions", required_argument, 0, 'n'},
+		{"jobs", required_argument, 0, 'j'},
+		{"help", no_argument, 0, 'h'},
+		{"min-cost", required_argument, 0, O_MIN_COST},
+		{"thinlto-index", required_argument, 0, O_INDEX},
+		{"relocation-model", required_argument, 0, O_RELOC},
+		{"emit-imported", required_argument, 0, O_IMPORTED},
+		{"copy-limit", required_argument, 0, O_COPY_LIMIT},
+		{"copy-budget", required_argument, 0, O_COPY_BUDGET},
+		{"critical-copy-budget", required_argument, 0, O_CRIT_COPY_BUDGET},
+		{"dup-limit", required_argument, 0, O_DUP_LIMIT},
+		{"balance-slack", required_argument, 0, O_SLACK},
+		{"join-limit", required_argument, 0, O_JOIN_LIMIT},
+		{"scc-cut", required_argument, 0, O_SCC_CUT},
+		{"join-growth", required_argument, 0, O_JOIN_GROWTH},
+		{"local-dup-limit", required_argument, 0, O_LOCAL_DUP_LIMIT},
+		{"local-dup-budget", required_argument, 0, O_LOCAL_DUP_BUDGET},
+		{"const-dup-limit", required_argument, 0, O_CONST_DUP_LIMIT},
+		{"weights", required_argument, 0, O_WEIGHTS},
+		{"seed-plan", required_argument, 0, O_SEED_PLAN},
+		{"no-seed", no_argument, 0, O_NO_SEED},
+		{"verify", no_argument, 0, O_VERIFY},
+		{"no-verify", no_argument, 0, O_NO_VERIFY},
+		{"stats", no_argument, 0, O_STATS},
+		{"cache", required_argument, 0, O_CACHE},
+		{"no-cache", no_argument, 0, O_NO_CACHE},
+		{"module-path", required_argument, 0, O_MODULE_PATH},
+		{"version", no_argument, 0, O_VERSION},
+		{"print-cost", no_argument, 0, O_PRINT_COST},
+		{"print-visibility", no_argument, 0, O_PRINT_VISIBILITY},
+		{"placeholder-checksums", no_argument, 0, O_PLACEHOLDERS},
+		{"virtual-lines", no_argument, 0, O_VIRTUAL_LINES},
+		{"no-ipo", no_argument, 0, O_NO_IPO},
+		{"emit-with", required_argument, 0, O_EMIT_WITH},
+		{0, 0, 0, 0},
+	};
+	*o = default_options();
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:n:j:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->outdir = optarg; break;
+		case 'n': o->partitions = (int)parse_long("--partitions", optarg, 1, 4096); break;
+		case 'j': o->jobs = (int)parse_long("--jobs", optarg, 1, 4096); break;
+		case 'h': usage(stdout); exit(0);
+		case O_MIN_COST: o->min_cost = parse_long("--min-cost", optarg, 0, 1L << 40); break;
+		case O_INDEX: o->index = optarg; break;
+		case O_RELOC:
+			if (strcmp(optarg, "pic") && strcmp(optarg, "static"))
+				mtpc_fatal("--relocation-model: expected 'static' or 'pic', got '%s'", optarg);
+			o->pic = strcmp(optarg, "pic") == 0;
+			break;
+		case O_IMPORTED: o->imported = optarg; break;
+		case O_COPY_LIMIT: o->copy_limit = parse_long("--copy-limit", optarg, 0, 1L << 30); break;
+		case O_COPY_BUDGET: o->copy_budget = parse_double("--copy-budget", optarg, 0, 10); break;
+		case O_CRIT_COPY_BUDGET:
+			o->crit_copy_budget = parse_double("--critical-copy-budget", optarg, 0, 10);
+			break;
+		case O_DUP_LIMIT: o->dup_limit = parse_long("--dup-limit", optarg, 0, 1L << 30); break;
+		case O_SLACK: o->slack = parse_double("--balance-slack", optarg, 0, 10); break;
+		case O_JOIN_LIMIT: o->join_limit = parse_long("--join-limit", optarg, 0, 1L << 30); break;
+		case O_JOIN_GROWTH: o->join_growth = parse_double("--join-growth", optarg, 0, 100); break;
+		case O_SCC_CUT: o->scc_cut = parse_double("--scc-cut", optarg, 0, 1000); break;
+		case O_LOCAL_DUP_BUDGET:
+			o->local_dup_budget = parse_double("--local-dup-budget", optarg, 0, 10);
+			break;
+		case O_LOCAL_DUP_LIMIT:
+			o->local_dup_limit = parse_long("--local-dup-limit", optarg, 0, 1L << 30);
+			break;
+		case O_CONST_DUP_LIMIT:
+			o->const_dup_limit = parse_long("--const-dup-limit", optarg, 0, 1L << 40);
+			break;
+		case O_WEIGHTS: parse_weights(optarg, o); break;
+		case O_SEED_PLAN: o->seed_plan = optarg; break;
+		case O_NO_SEED: o->use_seed = 0; break;
+		case O_VERIFY: o->verify = 1; break;
+		case O_NO_VERIFY: o->verify = 0; break;
+		case O_STATS: o->stats = 1; break;
+		case O_CACHE: o->cache = optarg; break;
+		case O_NO_CACHE: o->no_cache = 1; break;
+		case O_MODULE_PATH: o->module_path = optarg; break;
+		case O_PRINT_COST: o->print_cost = 1; break;
+		case O_PRINT_VISIBILITY: o->print_visibility = 1; break;
+		case O_PLACEHOLDERS: o->debug |= EMIT_PLACEHOLDER_CHECKSUMS; break;
+		case O_VIRTUAL_LINES: o->debug |= EMIT_VIRTUAL_LINES; break;
+		case O_NO_IPO: o->ipo = 0; break;
+		case O_EMIT_WITH:
+			if (!strcmp(optarg, "auto"))
+				o->emit_with = EMIT_WITH_AUTO;
+			else if (!strcmp(optarg, "threads"))
+				o->emit_with = EMIT_WITH_THREADS;
+			else if (!strcmp(optarg, "processes"))
+				o->emit_with = EMIT_WITH_PROCESSES;
+			else
+				mtpc_fatal("--emit-with: expected 'auto', 'threads' or 'processes', got '%s'", optarg);
+			break;
+		case O_VERSION: printf("mtpc-split " MTPC_SPLIT_VERSION " (LLVM " LLVM_MAJOR ")\n"); exit(0);
+		case ':': mtpc_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
+		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
+		}
+	}
+	check_operands(argc, argv, o);
+}
+
+void options_free(struct options *o)
+{
+	free(o->weights);
+	free(o->input_list);
+	free(o->input_text);
+	o->weights = NULL;
+	o->input_list = NULL;
+	o->input_text = NULL;
+}
