@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Partition shares (ninja-gen/sched.h) against equal partitions, on the SQLite shell link.
+"""Partition shares (ninja-gen/graph/sched.h) against equal partitions, on the SQLite shell link.
 
 Three builds of bench/sqlite (sqlite3.c + shell.c): plain ThinLTO, MTPC with 2 partitions
 (mtpc-link's shares: on 2 cores sqlite3.c's second slot starts behind shell.c's backend and

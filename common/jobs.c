@@ -1,4 +1,5 @@
 /* jobs.c: see jobs.h. */
+#define _DEFAULT_SOURCE /* flock */
 #include "jobs.h"
 #include "util.h"
 

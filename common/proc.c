@@ -1,5 +1,5 @@
 /* proc.c: see proc.h. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* putenv */
 #include "proc.h"
 #include "util.h"
 

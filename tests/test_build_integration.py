@@ -448,12 +448,12 @@ def test_backend_step_rejects_silent_backend_failures(tmp_path):
 
 
 def test_help_documents_every_option():
-    """Every long option mtpc-link accepts (its own longopts[] in main.c and INNER_LONGOPTS,
-    shared with mtpc-distribute, in inner.h) is in --help."""
+    """Every long option mtpc-link accepts (its own longopts[] in link/mtpc_link.c and INNER_LONGOPTS,
+    shared with mtpc-distribute, in frontend/inner.h) is in --help."""
     r = run([BUILD / "ninja-gen" / "mtpc-link", "--help"])
     src = ROOT / "ninja-gen"
-    table = (src / "main.c").read_text().split("longopts[] = {", 1)[1].split("};", 1)[0]
-    shared = (src / "inner.h").read_text().split("#define INNER_LONGOPTS", 1)[1].split("\n\n", 1)[0]
+    table = (src / "link" / "mtpc_link.c").read_text().split("longopts[] = {", 1)[1].split("};", 1)[0]
+    shared = (src / "frontend" / "inner.h").read_text().split("#define INNER_LONGOPTS", 1)[1].split("\n\n", 1)[0]
     names = re.findall(r'\{"([a-z][a-z-]*)",\s*(?:required|no)_argument', table + shared)
     assert len(names) >= 14, names
     for name in names:

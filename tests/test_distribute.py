@@ -1,4 +1,4 @@
-"""mtpc-distribute, MTPC's DTLTO distributor (ninja-gen/distribute.c), with clang/lld >= 21:
+"""mtpc-distribute, MTPC's DTLTO distributor (ninja-gen/distribute/mtpc_distribute.c), with clang/lld >= 21:
 
     clang -flto=thin -fuse-ld=lld -fthinlto-distributor=mtpc-distribute \
           [-Xthinlto-distributor=--partitions=3 ...] objs -o app
@@ -22,7 +22,7 @@ if int(LLVM_VERSION) < 21:
     pytest.skip(f"DTLTO needs lld >= 21 (this run uses LLVM {LLVM_VERSION}); these tests run "
                 "in the LLVM 22 pass of scripts/test.sh", allow_module_level=True)
 
-SOURCE = ROOT / "ninja-gen" / "distribute.c"
+SOURCE = ROOT / "ninja-gen" / "distribute" / "mtpc_distribute.c"
 
 # Twelve independent functions (noinline: each stays a unit of its own) and one caller:
 # big.c's module is worth several partitions even when tiny. F(n, k): k is what an edit
@@ -232,7 +232,7 @@ def test_help_documents_every_option(dist):
     # Its own options (distribute.c's longopts[]) and those it shares with mtpc-link
     # (INNER_LONGOPTS in inner.h).
     table = SOURCE.read_text().split("longopts[] = {", 1)[1].split("};", 1)[0]
-    shared = (SOURCE.parent / "inner.h").read_text().split("#define INNER_LONGOPTS", 1)[1]
+    shared = (SOURCE.parent.parent / "frontend" / "inner.h").read_text().split("#define INNER_LONGOPTS", 1)[1]
     shared = shared.split("\n\n", 1)[0]
     assert "INNER_LONGOPTS" in table
     names = re.findall(r'\{"([a-z][a-z-]*)",\s*(?:required|no)_argument', table + shared)

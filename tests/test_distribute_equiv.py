@@ -1,4 +1,4 @@
-"""Differential tests of mtpc-distribute (lld's DTLTO distributor, ninja-gen/distribute.c): a
+"""Differential tests of mtpc-distribute (lld's DTLTO distributor, ninja-gen/distribute/mtpc_distribute.c): a
 program linked with `clang -flto=thin -fuse-ld=lld -fthinlto-distributor=mtpc-distribute`, its
 modules split, must behave exactly like the same program linked with clang's in-process ThinLTO
 and export the same symbols. The in-process link is always the reference (never fixed output).

@@ -317,7 +317,7 @@ def test_full_filesystem_mid_build(synth, tmpfs):
     filler.unlink()
     r = build(b)
     text = r.stdout + r.stderr
-    # Before ninja-gen/steps.c's out_of_space(): the slots that ran out of space left empty
+    # Before ninja-gen/steps/files.c's out_of_space(): the slots that ran out of space left empty
     # objects recorded as done, and big.c was compiled unsplit from then on.
     assert "unsplit" not in text and "warning" not in text, text
     assert_same(b, ref)

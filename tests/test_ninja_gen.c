@@ -4,9 +4,11 @@
 #include "ar.h"
 #include "buf.h"
 #include "debugfix.h"
+#include "dyndep.h"
 #include "graph.h"
 #include "linkcmd.h"
 #include "ninja_write.h"
+#include "rsp.h"
 #include "sched.h"
 #include "steps.h"
 #include "util.h"
@@ -62,7 +64,7 @@ static void test_escaping(void)
 static void test_tokenize(void)
 {
 	struct strv v = {0};
-	linkcmd_tokenize(&v, "a 'b c' \"d\\\"e\" f\\ g\n\t''  h");
+	rsp_tokenize(&v, "a 'b c' \"d\\\"e\" f\\ g\n\t''  h");
 	CHECK(v.n == 6);
 	if (v.n == 6) {
 		CHECK(!strcmp(v.v[0], "a") && !strcmp(v.v[1], "b c") && !strcmp(v.v[2], "d\"e"));
@@ -73,8 +75,8 @@ static void test_tokenize(void)
 	const char *words[] = {"plain", "sp ace", "q'uo\"te", "back\\slash", "", "$d:x"};
 	struct buf b = {0};
 	for (size_t i = 0; i < 6; i++)
-		linkcmd_rsp_word(&b, words[i]);
-	linkcmd_tokenize(&v, b.s);
+		rsp_word(&b, words[i]);
+	rsp_tokenize(&v, b.s);
 	CHECK(v.n == 6);
 	for (size_t i = 0; i < v.n && i < 6; i++)
 		CHECK(!strcmp(v.v[i], words[i]));
@@ -196,7 +198,7 @@ static void test_linkcmd_and_ar(const char *dir)
 static void test_dyndep_and_plan(void)
 {
 	struct buf b = {0};
-	steps_dyndep(&b, "mod/a b", 3, 2);
+	dyndep_of_split(&b, "mod/a b", 3, 2, 1);
 	CHECK(!strcmp(b.s, "ninja_dyndep_version = 1\n"
 			   "build mod/a$ b/p0.o: dyndep | mod/a$ b/parts/p0.bc\n  restat = 1\n"
 			   "build mod/a$ b/p1.o: dyndep | mod/a$ b/parts/p1.bc\n  restat = 1\n"
@@ -204,9 +206,13 @@ static void test_dyndep_and_plan(void)
 			   "build mod/a$ b/native.o: dyndep | mod/a$ b/p0.o mod/a$ b/p1.o "
 			   "mod/a$ b/parts/localize.txt mod/a$ b/parts/rename.txt\n  restat = 1\n"));
 	buf_free(&b);
-	steps_dyndep(&b, "m", 1, 0);
+	dyndep_of_split(&b, "m", 1, 0, 1);
 	CHECK(strstr(b.s, "build m/native.o: dyndep | m/backend.o\n") != NULL);
 	CHECK(strstr(b.s, "build m/p0.o: dyndep\n") != NULL);
+	buf_free(&b);
+	/* A compile's split has no fallback edge: its join compiles unsplit. */
+	dyndep_of_split(&b, "m", 1, 0, 0);
+	CHECK(strstr(b.s, "build m/native.o: dyndep |\n") != NULL);
 	buf_free(&b);
 	CHECK(steps_plan_partitions("{\"version\":1,\"partitions\":[{},{},{}]}") == 3);
 	CHECK(steps_plan_partitions("{\"partitions\":{}}") == -1);

@@ -1,4 +1,6 @@
-/* graph.h: the inner Ninja graph of one MTPC link, shared by both front ends.
+/* graph.h: the inner Ninja graph of one MTPC link (or compile), shared by
+ * every front end: modules.c (the modules, their names and directories,
+ * writing), choose.c (which are split: the policy), emit.c (their edges).
  *
  * The module part (graph_emit_modules(), graph.c) is the same for every
  * front end: it decides per ThinLTO module whether it is split (see
@@ -30,14 +32,6 @@
 #define MTPC_NG_GRAPH_H
 
 #include "buf.h"
-#include "linkcmd.h"
-
-/* The object of the link's regular LTO part (the vtables and type metadata
- * that -fwhole-program-vtables / -fsplit-lto-unit put in a second module of
- * each ThinLTO object), written by the thin link (--lto-obj-path; lld 19
- * always writes one, empty without such modules) and linked into the output
- * like lld's in-process ld-temp.o. In the inner directory. */
-#define REGULAR_LTO_OBJ "regular-lto.o"
 
 /* Measured history of one module. */
 struct module_history {
@@ -110,7 +104,17 @@ struct graph_conf {
 
 /* How backends and slots compile: "<driver> -c -x ir <bitcode>
  * -fthinlto-index=<shard> <flags> -o <object>". */
+/* What a split module's slots compile, and what ends the split. */
+enum split_stage {
+	STAGE_BACKEND, /* a link's: slots compile post-import partitions as
+	                * ThinLTO backends, the merge makes one native object */
+	STAGE_PRELINK, /* a compile's: slots run the ThinLTO pre-link pipeline
+	                * on partitions of the frontend's output, the join makes
+	                * one ThinLTO object */
+};
+
 struct graph_codegen {
+	enum split_stage stage;
 	char *driver;       /* the clang to run (absolute if given with a '/') */
 	struct strv driver_args; /* words right after it, before "-c" (DTLTO's
 	                          * --thinlto-remote-compiler-prepend-arg) */
@@ -125,6 +129,11 @@ struct graph_codegen {
 	                     * module (--names once): the link is known to build
 	                     * no .gdb_index from them (mtpc-link; the distributor
 	                     * cannot know) */
+	/* STAGE_PRELINK only: the pre-link compile of partition bitcode in into
+	 * out (appended to cmd), and the plain compile the join falls back to. */
+	void (*partition_cmd)(void *ctx, const char *in, const char *out, struct strv *cmd);
+	void *partition_ctx;
+	struct strv fallback;
 };
 
 struct module {
@@ -153,7 +162,7 @@ struct module {
 struct graph {
 	struct module *mods;
 	size_t nmods;
-	struct buf ninja, thinlink_rsp, link_rsp, modules_list;
+	struct buf ninja;  /* build.ninja */
 	char *output; /* absolute path of the link output */
 	char *dwp;    /* with -gsplit-dwarf: <output>.dwp (llvm-dwp of every .dwo), else NULL */
 	/* Inputs passed through as they are, named in mtpc-link's summary so that
@@ -176,16 +185,26 @@ void graph_rules(struct buf *nj, const char *tool);
  * order). Returns 0, or -1 if a path cannot be written in a Ninja file. */
 int graph_emit_modules(const struct graph_conf *gc, const struct graph_codegen *cg, struct graph *g);
 
+/* Append the edges of one split module m (kmax slots; shares: kmax
+ * partition shares, sched.h units, for mtpc-split --weights, or NULL) to
+ * nj: the split, the slots bound by its dyndep file, the merge or join
+ * (cg->stage). Returns 0, or -1 if a path cannot be written in Ninja. */
+int graph_emit_split(struct buf *nj, const struct graph_conf *gc, const struct graph_codegen *cg,
+		     const struct module *m, int kmax, const int *shares);
+
+/* Name the modules for messages so that no two have the same name: the
+ * file name, or as many trailing directories as tell them apart. */
+void graph_name_modules(struct graph *g);
+
 /* "<dir>/native.o" of m: what the module's edges end in; heap string. */
 char *graph_native(const struct module *m);
 
-/* mtpc-link: from the parsed link command, the whole inner build
- * (link_graph.c). Returns 0, or -1 after an error message (the caller then
- * runs the original link command unchanged). Extracts bitcode archives into
- * the inner dir. */
-int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct graph *g);
-/* Write the files (creating the inner dir). Returns 0 or -1 after an error. */
+/* Write build.ninja (creating the inner dir and the modules' directories),
+ * only if changed. Returns 0 or -1 after an error message. */
 int graph_write(const struct graph_conf *gc, const struct graph *g);
+/* Write b as the file name of the inner dir, only if changed. Returns 0 or
+ * -1 after an error message. */
+int graph_put(const struct graph_conf *gc, const char *name, const struct buf *b);
 void graph_free(struct graph *g);
 
 /* The key of a module path ("<basename>-<8 hex digits>"); heap string. */

@@ -1,97 +1,13 @@
 /* linkcmd.c: see linkcmd.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "linkcmd.h"
+#include "rsp.h"
 #include "bitcode.h"
 #include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void linkcmd_tokenize(struct strv *out, const char *s)
-{
-	struct buf tok = {0};
-	int have = 0;
-	while (*s) {
-		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') {
-			if (have)
-				strv_add(out, tok.s ? tok.s : "");
-			tok.len = 0;
-			if (tok.s)
-				tok.s[0] = 0;
-			have = 0;
-			s++;
-			continue;
-		}
-		have = 1;
-		if (*s == '\\' && s[1]) {
-			buf_addc(&tok, s[1]);
-			s += 2;
-			continue;
-		}
-		if (*s == '\'' || *s == '"') {
-			char q = *s++;
-			while (*s && *s != q) {
-				if (*s == '\\' && s[1])
-					s++;
-				buf_addc(&tok, *s++);
-			}
-			if (*s)
-				s++;
-			continue;
-		}
-		buf_addc(&tok, *s++);
-	}
-	if (have)
-		strv_add(out, tok.s ? tok.s : "");
-	buf_free(&tok);
-}
-
-void linkcmd_rsp_word(struct buf *b, const char *s)
-{
-	if (!*s)
-		buf_add(b, "''");
-	for (; *s; s++) {
-		if (strchr(" \t\n\r'\"\\", *s))
-			buf_addc(b, '\\');
-		buf_addc(b, *s);
-	}
-	buf_addc(b, '\n');
-}
-
-static int expand(struct strv *out, int argc, char **argv, int depth)
-{
-	for (int i = 0; i < argc; i++) {
-		if (argv[i][0] != '@' || !argv[i][1]) {
-			strv_add(out, argv[i]);
-			continue;
-		}
-		if (depth > 16) {
-			mtpc_error("response files nested too deeply at %s", argv[i]);
-			return -1;
-		}
-		char *text;
-		size_t len;
-		if (mtpc_read_file(argv[i] + 1, &text, &len) < 0) {
-			/* clang keeps an unreadable @word as it is; so do we. */
-			strv_add(out, argv[i]);
-			continue;
-		}
-		struct strv words = {0};
-		linkcmd_tokenize(&words, text);
-		free(text);
-		int r = expand(out, (int)words.n, words.v, depth + 1);
-		strv_free(&words);
-		if (r < 0)
-			return -1;
-	}
-	return 0;
-}
-
-int linkcmd_expand_rsp(struct strv *out, int argc, char **argv)
-{
-	return expand(out, argc, argv, 0);
-}
 
 enum input_kind linkcmd_file_kind(const char *path)
 {
@@ -215,7 +131,7 @@ int linkcmd_parse(struct linkcmd *lc, int argc, char **argv)
 		mtpc_error("no link command after --");
 		return -1;
 	}
-	if (linkcmd_expand_rsp(&lc->args, argc, argv) < 0)
+	if (rsp_expand(&lc->args, argc, argv) < 0)
 		return -1;
 	size_t n = lc->args.n;
 	lc->kind = xcalloc(n, sizeof *lc->kind);

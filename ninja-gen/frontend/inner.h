@@ -114,11 +114,29 @@ int inner_run_jobs(const struct inner_opts *o, const struct slurm *s);
  * Unsure (the dry run fails): 0. */
 int inner_up_to_date(char *const *ninja_cmd);
 
-/* Before the inner build runs: when this front end holds a token of the
- * outer build's make jobserver, let one step at a time use it (jobs.h:
- * <inner>/jobs.implicit), so that the steps' tokens and make's add up to
- * make's -j. */
-void inner_share_jobs(const char *inner);
+/* How a front end runs its inner build (inner_run). */
+struct inner_build {
+	const char *dir;      /* the inner directory */
+	const char *manifest; /* its build.ninja as ninja -f names it (relative to
+	                       * the current directory), or NULL: ninja runs in dir */
+	const char *name;     /* progress lines read "[<name> i/n] <what>" */
+	int plan_jobs;        /* the -j the graph was planned for (graph_conf.jobs):
+	                       * what a Slurm allocation is asked for */
+	int quiet;            /* no progress lines (ninja --quiet) */
+	int keep_going;       /* -k 0: every edge that can be built is */
+	struct buf *out;      /* if non-NULL: ninja's stdout captured here */
+};
+
+/* Run the inner build with the front end's options: the Slurm allocation
+ * taken and cancelled around it (an up-to-date build takes none), the make
+ * jobserver's token shared with its steps (jobs.h: one step at a time uses
+ * it, <dir>/jobs.implicit), -j from inner_run_jobs. Progress lines: when our
+ * stdout is not a terminal (a link or compile run by Ninja, which shows an
+ * edge's output only when it ends) but there is one, straight to it as they
+ * come, each on a line of its own above the outer build's status line, and
+ * only the rest (compiler messages) to stdout. After Ctrl-C it raises the
+ * signal again once the allocation is gone. Returns ninja's exit status. */
+int inner_run(const struct inner_opts *o, const struct inner_build *b);
 
 /* Online cores (at least 1): the default of --jobs and --partitions. */
 int inner_cores(void);

@@ -1,12 +1,11 @@
-/* link_graph.c: mtpc-link's front end of the inner graph (graph.h):
- * graph_build() turns the parsed link command into the thin link (on the
- * bitcode inputs, archives extracted, all paths absolute), the module edges
- * of graph.c, the final link (the original command on the native objects)
- * and, with -gsplit-dwarf, the .dwp step. */
+/* link_graph.c: see link_graph.h. */
 #define _POSIX_C_SOURCE 200809L
+#include "link_graph.h"
+#include "rsp.h"
 #include "ar.h"
-#include "graph.h"
+#include "inner_dir.h"
 #include "ninja_write.h"
+#include "step_protocol.h"
 #include "util.h"
 
 #include <errno.h>
@@ -33,19 +32,20 @@ static char *absolute(const char *p, const char *cwd)
 }
 
 /* A bitcode input: a module whose identity is its absolute path. */
-static struct module *link_module(struct graph *g, const struct graph_conf *gc, const char *abs)
+static struct module *link_module(struct link_graph *lg, const struct graph_conf *gc, const char *abs)
 {
+	struct graph *g = &lg->g;
 	size_t n = g->nmods;
 	struct module *m = graph_add_module(g, gc, abs, abs, NULL);
 	if (g->nmods > n)
-		buf_printf(&g->modules_list, "%s\n", abs);
+		buf_printf(&lg->modules_list, "%s\n", abs);
 	return m;
 }
 
 /* The absolute path of m's native object (for the final link's rsp). */
 static char *inner_native(const struct graph_conf *gc, const struct module *m)
 {
-	return xasprintf("%s/%s/native.o", gc->inner, m->dir);
+	return xasprintf("%s/%s/" MOD_NATIVE, gc->inner, m->dir);
 }
 
 /* The rewritten forms of one input word for the thin link (th) and the final
@@ -53,13 +53,14 @@ static char *inner_native(const struct graph_conf *gc, const struct module *m)
  * an archive with bitcode becomes its members, lazily (--start-lib) unless
  * inside --whole-archive. */
 static int rewrite_input(const struct graph_conf *gc, const struct linkcmd *lc, size_t i,
-			 struct graph *g, struct strv *th, struct strv *fin)
+			 struct link_graph *lg, struct strv *th, struct strv *fin)
 {
+	struct graph *g = &lg->g;
 	const char *w = lc->args.v[i];
 	char *abs = absolute(w, gc->outer_cwd);
 	int ret = 0;
 	if (lc->kind[i] == IN_BITCODE) {
-		struct module *m = link_module(g, gc, abs);
+		struct module *m = link_module(lg, gc, abs);
 		strv_add(th, abs);
 		strv_addown(fin, inner_native(gc, m));
 	} else if (lc->kind[i] == IN_ARCHIVE) {
@@ -83,7 +84,7 @@ static int rewrite_input(const struct graph_conf *gc, const struct linkcmd *lc, 
 			for (size_t k = 0; k < mem.n; k++) {
 				char *p = absolute(mem.v[k], gc->outer_cwd);
 				if (linkcmd_file_kind(p) == IN_BITCODE) {
-					struct module *m = link_module(g, gc, p);
+					struct module *m = link_module(lg, gc, p);
 					strv_add(th, p);
 					strv_addown(fin, inner_native(gc, m));
 				} else {
@@ -175,16 +176,17 @@ static void wl_files(const char *w, const char *cwd, const char *output, struct 
  * thin link, the regular LTO object added to the final link, and in deps the
  * files the final link reads besides the modules (it reruns when they
  * change). Returns 0 or -1 after an error message. */
-static int link_words(const struct graph_conf *gc, const struct linkcmd *lc, struct graph *g,
+static int link_words(const struct graph_conf *gc, const struct linkcmd *lc, struct link_graph *lg,
 		      struct strv *th, struct strv *fin, struct strv *deps)
 {
+	struct graph *g = &lg->g;
 	int regular_added = 0;
 	for (size_t i = 1; i < lc->args.n; i++) {
 		const char *w = lc->args.v[i];
-		/* The thin link's regular LTO object (see REGULAR_LTO_OBJ) goes
+		/* The thin link's regular LTO object (see INNER_REGULAR_LTO) goes
 		 * before the first input, outside any --start-lib group. */
 		if (lc->kind[i] != IN_NONE && !regular_added) {
-			strv_addown(fin, xasprintf("%s/" REGULAR_LTO_OBJ, gc->inner));
+			strv_addown(fin, xasprintf("%s/" INNER_REGULAR_LTO, gc->inner));
 			regular_added = 1;
 		}
 		if ((int)i == lc->output) {
@@ -194,7 +196,7 @@ static int link_words(const struct graph_conf *gc, const struct linkcmd *lc, str
 			continue;
 		}
 		if (lc->kind[i] != IN_NONE) {
-			if (rewrite_input(gc, lc, i, g, th, fin) < 0)
+			if (rewrite_input(gc, lc, i, lg, th, fin) < 0)
 				return -1;
 			if (lc->kind[i] == IN_FILE || lc->kind[i] == IN_ARCHIVE)
 				strv_addown(deps, absolute(w, gc->outer_cwd));
@@ -212,7 +214,7 @@ static int link_words(const struct graph_conf *gc, const struct linkcmd *lc, str
 	/* Index-only, into stage/ (the step copies what changed to index/). */
 	strv_add(th, "-Wl,--thinlto-index-only");
 	strv_add(th, "-Wl,--thinlto-emit-imports-files");
-	strv_addown(th, xasprintf("-Wl,--lto-obj-path=%s/stage/" REGULAR_LTO_OBJ, gc->inner));
+	strv_addown(th, xasprintf("-Wl,--lto-obj-path=%s/stage/" INNER_REGULAR_LTO, gc->inner));
 	strv_addown(th, xasprintf("-Wl,--thinlto-prefix-replace=/;%s/stage/", gc->inner));
 	return 0;
 }
@@ -227,11 +229,16 @@ static int emit_thinlink(const struct graph_conf *gc, struct graph *g, const cha
 		strv_add(&ins, g->mods[i].path);
 	}
 	strv_addv(&ins, deps);
-	int r = nw_build2(&g->ninja, shards.v, V(REGULAR_LTO_OBJ), "thinlink", ins.v,
-			  V("thinlink.rsp", "modules.list"), NULL);
-	strv_addl(&cmd, gc->self, "--thinlink-step", "--cwd", gc->outer_cwd, "--dir", gc->inner, "--tool",
-		  gc->split_tool, "--llvm-bin", gc->llvm_bin, "--", driver, NULL);
-	strv_addown(&cmd, xasprintf("@%s/thinlink.rsp", gc->inner));
+	int r = nw_build2(&g->ninja, shards.v, V(INNER_REGULAR_LTO), "thinlink", ins.v,
+			  V(INNER_THINLINK_RSP, INNER_MODULES_LIST), NULL);
+	step_line(&cmd, gc->self, STEP_THINLINK);
+	step_arg(&cmd, STEP_THINLINK, OPT_CWD, gc->outer_cwd);
+	step_arg(&cmd, STEP_THINLINK, OPT_DIR, gc->inner);
+	step_arg(&cmd, STEP_THINLINK, OPT_TOOL, gc->split_tool);
+	step_arg(&cmd, STEP_THINLINK, OPT_LLVM_BIN, gc->llvm_bin);
+	step_command(&cmd);
+	strv_add(&cmd, driver);
+	strv_addown(&cmd, xasprintf("@%s/" INNER_THINLINK_RSP, gc->inner));
 	r |= nw_cmd_var(&g->ninja, "cmd", cmd.v);
 	buf_add(&g->ninja, "  desc = MTPC thin link\n\n");
 	strv_free(&cmd);
@@ -249,11 +256,14 @@ static int emit_link(const struct graph_conf *gc, const struct linkcmd *lc, stru
 	struct strv natives = {0}, cmd = {0};
 	for (size_t i = 0; i < g->nmods; i++)
 		strv_addown(&natives, graph_native(&g->mods[i]));
-	strv_add(&natives, REGULAR_LTO_OBJ);
+	strv_add(&natives, INNER_REGULAR_LTO);
 	strv_addv(&natives, deps);
-	int r = nw_build(nj, V(g->output), "link", natives.v, V("link.rsp"), NULL);
-	strv_addl(&cmd, gc->self, "--run-step", "--cwd", gc->outer_cwd, "--", driver, NULL);
-	strv_addown(&cmd, xasprintf("@%s/link.rsp", gc->inner));
+	int r = nw_build(nj, V(g->output), "link", natives.v, V(INNER_LINK_RSP), NULL);
+	step_line(&cmd, gc->self, STEP_RUN);
+	step_arg(&cmd, STEP_RUN, OPT_CWD, gc->outer_cwd);
+	step_command(&cmd);
+	strv_add(&cmd, driver);
+	strv_addown(&cmd, xasprintf("@%s/" INNER_LINK_RSP, gc->inner));
 	r |= nw_cmd_var(nj, "cmd", cmd.v);
 	buf_add(nj, "  desc = MTPC link\n\n");
 	strv_free(&cmd);
@@ -263,9 +273,12 @@ static int emit_link(const struct graph_conf *gc, const struct linkcmd *lc, stru
 		 * object: the skeleton holds its DWO id); the output itself is
 		 * order-only because mtpc-link touches it after the inner build. */
 		g->dwp = xasprintf("%s.dwp", g->output);
-		r |= nw_build(nj, V(g->dwp), "dwp", natives.v, V("link.rsp"), V(g->output));
-		strv_addl(&cmd, gc->self, "--dwp-step", "--out", g->dwp, "--llvm-bin",
-			  gc->llvm_bin, "--", g->output, NULL);
+		r |= nw_build(nj, V(g->dwp), "dwp", natives.v, V(INNER_LINK_RSP), V(g->output));
+		step_line(&cmd, gc->self, STEP_DWP);
+		step_arg(&cmd, STEP_DWP, OPT_OUT, g->dwp);
+		step_arg(&cmd, STEP_DWP, OPT_LLVM_BIN, gc->llvm_bin);
+		step_command(&cmd);
+		strv_add(&cmd, g->output);
 		r |= nw_cmd_var(nj, "cmd", cmd.v);
 		buf_add(nj, "  desc = MTPC dwp\n\n");
 		strv_free(&cmd);
@@ -283,9 +296,10 @@ static int emit_link(const struct graph_conf *gc, const struct linkcmd *lc, stru
 	return r;
 }
 
-int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct graph *g)
+int link_graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct link_graph *lg)
 {
-	memset(g, 0, sizeof *g);
+	memset(lg, 0, sizeof *lg);
+	struct graph *g = &lg->g;
 	const char *out = linkcmd_output(lc);
 	if (!out) {
 		mtpc_error("link command has no -o");
@@ -300,12 +314,12 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 	struct graph_codegen cg = {0};
 	link_codegen(gc, lc, &cg);
 	struct strv th = {0}, fin = {0}, deps = {0};
-	int r = link_words(gc, lc, g, &th, &fin, &deps);
+	int r = link_words(gc, lc, lg, &th, &fin, &deps);
 	if (r == 0) {
 		for (size_t i = 0; i < th.n; i++)
-			linkcmd_rsp_word(&g->thinlink_rsp, th.v[i]);
+			rsp_word(&lg->thinlink_rsp, th.v[i]);
 		for (size_t i = 0; i < fin.n; i++)
-			linkcmd_rsp_word(&g->link_rsp, fin.v[i]);
+			rsp_word(&lg->link_rsp, fin.v[i]);
 		graph_rules(&g->ninja, "mtpc-link");
 		r |= emit_thinlink(gc, g, cg.driver, &deps);
 		r |= graph_emit_modules(gc, &cg, g);
@@ -319,4 +333,23 @@ int graph_build(const struct graph_conf *gc, const struct linkcmd *lc, struct gr
 	free(cg.driver);
 	strv_free(&cg.flags);
 	return r ? -1 : 0;
+}
+
+int link_graph_write(const struct graph_conf *gc, const struct link_graph *lg)
+{
+	if (graph_write(gc, &lg->g) < 0)
+		return -1;
+	return graph_put(gc, INNER_THINLINK_RSP, &lg->thinlink_rsp) < 0 ||
+			       graph_put(gc, INNER_LINK_RSP, &lg->link_rsp) < 0 ||
+			       graph_put(gc, INNER_MODULES_LIST, &lg->modules_list) < 0
+		       ? -1
+		       : 0;
+}
+
+void link_graph_free(struct link_graph *lg)
+{
+	graph_free(&lg->g);
+	buf_free(&lg->thinlink_rsp);
+	buf_free(&lg->link_rsp);
+	buf_free(&lg->modules_list);
 }

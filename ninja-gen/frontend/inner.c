@@ -1,11 +1,14 @@
 /* inner.c: see inner.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "inner.h"
+#include "inner_dir.h"
 #include "jobs.h"
 #include "proc.h"
 #include "util.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,11 +313,95 @@ mtpc_cache *inner_open_cache(const char *cache)
 }
 
 
-void inner_share_jobs(const char *inner)
+/* Where the inner build's progress lines go while it runs (inner_run). */
+struct progress {
+	char *prefix; /* "[<name> ": how the inner build's lines start */
+	int tty;      /* /dev/tty */
+};
+
+static void relay_progress(void *arg, struct buf *out)
 {
-	char *lock = xasprintf("%s/jobs.implicit", inner);
+	struct progress *pr = arg;
+	size_t plen = strlen(pr->prefix), i = 0;
+	while (i < out->len) {
+		char *nl = memchr(out->s + i, '\n', out->len - i);
+		if (!nl)
+			break; /* an unfinished line waits for its end */
+		size_t end = (size_t)(nl - out->s) + 1;
+		if (end - i > plen && !strncmp(out->s + i, pr->prefix, plen)) {
+			/* One write, so that concurrent links' lines do not mix. */
+			struct buf line = {0};
+			buf_printf(&line, "\r\033[K%.*s", (int)(end - i), out->s + i);
+			if (write(pr->tty, line.s, line.len) < 0) {
+				/* the terminal went away: nobody to show it to */
+			}
+			buf_free(&line);
+		} else {
+			fwrite(out->s + i, 1, end - i, stdout);
+		}
+		i = end;
+	}
+	fflush(stdout);
+	if (i) {
+		memmove(out->s, out->s + i, out->len - i);
+		out->len -= i;
+		out->s[out->len] = 0;
+	}
+}
+
+int inner_run(const struct inner_opts *o, const struct inner_build *b)
+{
+	const char *ninja = o->ninja ? o->ninja : "ninja";
+	char *dry[] = {(char *)ninja, b->manifest ? "-f" : "-C", (char *)(b->manifest ? b->manifest : b->dir), NULL};
+	struct slurm sl;
+	slurm_begin(&sl, &o->slurm, o->slurm.on && inner_up_to_date(dry) ? 0 : b->plan_jobs, b->dir);
+	char jobs_s[32];
+	snprintf(jobs_s, sizeof jobs_s, "%d", inner_run_jobs(o, &sl));
+	/* Run in the inner directory rather than with -C: no "Entering
+	 * directory" line among the link's output. */
+	struct strv argv = {0};
+	strv_add(&argv, ninja);
+	if (b->manifest)
+		strv_addl(&argv, "-f", b->manifest, NULL);
+	strv_addl(&argv, "-j", jobs_s, NULL);
+	if (b->keep_going)
+		strv_addl(&argv, "-k", "0", NULL);
+	if (o->verbose)
+		strv_add(&argv, "-v");
+	else if (b->quiet)
+		strv_add(&argv, "--quiet");
+	struct progress pr = {.prefix = NULL, .tty = -1};
+	if (!b->quiet || o->verbose) {
+		char *fmt = xasprintf("[%s %%f/%%t] ", b->name);
+		setenv("NINJA_STATUS", fmt, 1);
+		pr.prefix = xasprintf("[%s ", b->name);
+		free(fmt);
+	}
+	char *lock = xasprintf("%s/" INNER_JOBS_IMPLICIT, b->dir);
 	jobs_share_implicit(lock);
 	free(lock);
+	struct buf pout = {0};
+	struct proc_io io = {.cwd = b->manifest ? NULL : b->dir, .out = b->out};
+	if (!b->out && pr.prefix && !o->verbose && !isatty(STDOUT_FILENO) &&
+	    (pr.tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)) >= 0) {
+		io.out = &pout;
+		io.on_out = relay_progress;
+		io.on_out_arg = &pr;
+	}
+	int status = proc_spawn(argv.v, &io);
+	if (pr.tty >= 0) {
+		relay_progress(&pr, &pout);
+		fwrite(pout.s ? pout.s : "", 1, pout.len, stdout); /* an unfinished last line */
+		fflush(stdout);
+		close(pr.tty);
+	}
+	buf_free(&pout);
+	free(pr.prefix);
+	strv_free(&argv);
+	int sig = slurm_end(&sl);
+	if (sig)
+		raise(sig); /* Ctrl-C: the allocation is gone, now stop as asked */
+	return status;
 }
 
 int inner_parse_relay(const char *what, const char *arg, int *mode)

@@ -9,7 +9,8 @@
  * unparsable command, a path Ninja cannot express) the original command runs
  * unchanged, so an enabled target never breaks a build that worked before. */
 #define _POSIX_C_SOURCE 200809L
-#include "graph.h"
+#include "inner_dir.h"
+#include "link_graph.h"
 #include "inner.h"
 #include "linkcmd.h"
 #include "mtpc_cache.h"
@@ -163,46 +164,6 @@ static int run_original(const struct opts *o)
 
 /* Write the inner build of this link and run it. Returns the exit status,
  * or -1 when the link cannot go through MTPC (after one warning). */
-
-/* Where the inner build's progress goes when the outer build captures our
- * stdout (Ninja shows a link's output only when the link ends): its
- * progress lines straight to the terminal, as they come, each on a line of
- * its own above the outer build's status line, like Ninja's own; the rest
- * (compiler messages) to stdout as before. */
-struct progress {
-	char *prefix; /* "[<output> ": how the inner build's lines start */
-	int tty;      /* /dev/tty, or -1 */
-};
-
-static void relay_progress(void *arg, struct buf *out)
-{
-	struct progress *pr = arg;
-	size_t plen = strlen(pr->prefix), i = 0;
-	while (i < out->len) {
-		char *nl = memchr(out->s + i, '\n', out->len - i);
-		if (!nl)
-			break; /* an unfinished line waits for its end */
-		size_t end = (size_t)(nl - out->s) + 1;
-		if (end - i > plen && !strncmp(out->s + i, pr->prefix, plen)) {
-			/* One write, so that concurrent links' lines do not mix. */
-			struct buf line = {0};
-			buf_printf(&line, "\r\033[K%.*s", (int)(end - i), out->s + i);
-			if (write(pr->tty, line.s, line.len) < 0) {
-				/* the terminal went away: nobody to show it to */
-			}
-			buf_free(&line);
-		} else {
-			fwrite(out->s + i, 1, end - i, stdout);
-		}
-		i = end;
-	}
-	fflush(stdout);
-	if (i) {
-		memmove(out->s, out->s + i, out->len - i);
-		out->len -= i;
-		out->s[out->len] = 0;
-	}
-}
 static int run_inner(const struct opts *o, const struct linkcmd *lc, const char *cwd,
 		     const char *argv0, double t0)
 {
@@ -228,54 +189,19 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 		.outer_cwd = cwd,
 	};
 	inner_conf(&gc, &o->in);
-	struct graph g = {0};
+	struct link_graph lg = {0};
+	struct graph *g = &lg.g;
 	int status = -1;
 	if (mtpc_mkdir_p(inner) < 0)
 		mtpc_error("cannot create %s: %s", inner, strerror(errno));
-	else if (graph_build(&gc, lc, &g) == 0 && graph_write(&gc, &g) == 0)
+	else if (link_graph_build(&gc, lc, &lg) == 0 && link_graph_write(&gc, &lg) == 0)
 		status = 0;
 	mtpc_cache_close(cache);
 	if (status == 0) {
-		char *ninja = (char *)(o->in.ninja ? o->in.ninja : "ninja");
-		char *dry[] = {ninja, "-C", inner, NULL};
-		struct slurm sl;
-		slurm_begin(&sl, &o->in.slurm, o->in.slurm.on && inner_up_to_date(dry) ? 0 : gc.jobs, inner);
-		char jobs_s[32];
-		snprintf(jobs_s, sizeof jobs_s, "%d", inner_run_jobs(&o->in, &sl));
-		/* Run in the inner directory rather than with -C: no "Entering
-		 * directory" line among the link's output. */
-		char *nargv[] = {ninja, "-j", jobs_s, o->in.verbose ? "-v" : o->quiet ? "--quiet" : NULL, NULL};
-		/* Progress lines name the target: the outer build prints them under
-		 * the link edge, between other targets' output. */
-		struct progress pr = {.prefix = NULL, .tty = -1};
-		if (!o->quiet) {
-			char *status_fmt = xasprintf("[%s %%f/%%t] ", mtpc_base_name(out));
-			setenv("NINJA_STATUS", status_fmt, 1);
-			pr.prefix = xasprintf("[%s ", mtpc_base_name(out));
-			free(status_fmt);
-		}
-		inner_share_jobs(inner);
-		struct buf pout = {0};
-		struct proc_io io = {.cwd = inner};
-		if (pr.prefix && !o->in.verbose && !isatty(STDOUT_FILENO) &&
-		    (pr.tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)) >= 0) {
-			io.out = &pout;
-			io.on_out = relay_progress;
-			io.on_out_arg = &pr;
-		}
-		status = proc_spawn(nargv, &io);
-		if (io.out) {
-			relay_progress(&pr, &pout);
-			fwrite(pout.s ? pout.s : "", 1, pout.len, stdout); /* an unfinished last line */
-			fflush(stdout);
-			close(pr.tty);
-		}
-		buf_free(&pout);
-		free(pr.prefix);
-		int sig = slurm_end(&sl);
-		if (sig)
-			raise(sig); /* Ctrl-C: the allocation is gone, now stop as asked */
-		char *crashed = xasprintf("%s/" STEPS_THINLINK_CRASHED, inner);
+		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
+					.quiet = o->quiet};
+		status = inner_run(&o->in, &b);
+		char *crashed = xasprintf("%s/" INNER_THINLINK_CRASHED, inner);
 		if (status && access(crashed, F_OK) == 0) {
 			mtpc_warn("linking %s without MTPC (its thin link crashed the linker)", out);
 			status = -1;
@@ -284,14 +210,14 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 		} else {
 			/* The outer Ninja sees the link edge ran: give the output a new
 			 * mtime even when the inner build found it up to date. */
-			utimensat(AT_FDCWD, g.output, NULL, 0);
-			inner_summary(stdout, &g, &gc, g.output, mtpc_now() - t0);
+			utimensat(AT_FDCWD, g->output, NULL, 0);
+			inner_summary(stdout, g, &gc, g->output, mtpc_now() - t0);
 		}
 		free(crashed);
 	} else {
 		mtpc_warn("cannot build %s through MTPC; running the link as is", out);
 	}
-	graph_free(&g);
+	link_graph_free(&lg);
 	free(self);
 	free(split);
 	free(llvm_bin);

@@ -563,31 +563,22 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 			     const struct graph *g, const char *ninja)
 {
 	char *manifest = xasprintf("%s/build.ninja", gc->inner);
-	char *dry[] = {(char *)ninja, "-f", manifest, NULL};
-	struct slurm sl;
-	slurm_begin(&sl, &o->in.slurm, o->in.slurm.on && inner_up_to_date(dry) ? 0 : gc->jobs, gc->inner);
-	char jobs_s[32];
-	snprintf(jobs_s, sizeof jobs_s, "%d", inner_run_jobs(&o->in, &sl));
 	/* -k 0: every module that can be built is, so that afterwards the
-	 * modules left to build are exactly those that failed (name_failures). */
-	char *argv[] = {(char *)ninja, "-f", manifest, "-j", jobs_s, "-k", "0",
-			o->in.verbose ? "-v" : o->progress ? NULL : "--quiet", NULL};
-	if (o->progress || o->in.verbose) {
-		char *fmt = xasprintf("[%s %%f/%%t] ",
-				      mtpc_base_name(js->linker_output ? js->linker_output : o->json));
-		setenv("NINJA_STATUS", fmt, 1);
-		free(fmt);
-	}
-	/* Quiet, Ninja prints only failures (the compiler's messages) and "no
+	 * modules left to build are exactly those that failed (name_failures).
+	 * Quiet, Ninja prints only failures (the compiler's messages) and "no
 	 * work to do": the first go to stderr with the link's other messages,
 	 * the second nowhere. */
 	struct buf out = {0};
-	struct proc_io io = {.out = o->progress || o->in.verbose ? NULL : &out};
-	inner_share_jobs(gc->inner);
-	int status = proc_spawn(argv, &io);
-	int sig = slurm_end(&sl);
-	if (sig)
-		raise(sig); /* Ctrl-C: the allocation is gone, now stop as asked */
+	struct inner_build b = {
+		.dir = gc->inner,
+		.manifest = manifest,
+		.name = mtpc_base_name(js->linker_output ? js->linker_output : o->json),
+		.plan_jobs = gc->jobs,
+		.quiet = !o->progress,
+		.keep_going = 1,
+		.out = o->progress || o->in.verbose ? NULL : &out,
+	};
+	int status = inner_run(&o->in, &b);
 	if (out.len) {
 		const char *idle = "ninja: no work to do.\n";
 		if (strcmp(out.s, idle) != 0)

@@ -51,17 +51,6 @@ void linkcmd_free(struct linkcmd *lc);
 /* The output path (-o), or NULL. */
 const char *linkcmd_output(const struct linkcmd *lc);
 
-/* Expand "@file" words (recursively, GNU quoting as clang does) into out.
- * Returns 0 or -1 after an error message. Exposed for unit tests. */
-int linkcmd_expand_rsp(struct strv *out, int argc, char **argv);
-
-/* Tokenize response-file text with clang's GNU rules. Exposed for tests. */
-void linkcmd_tokenize(struct strv *out, const char *text);
-
-/* Append s to b as one response-file word (escaped for linkcmd_tokenize and
- * clang), followed by a newline. */
-void linkcmd_rsp_word(struct buf *b, const char *s);
-
 /* What a file is, by its first bytes: IN_BITCODE, IN_ARCHIVE or IN_FILE;
  * IN_NONE if it cannot be opened. */
 enum input_kind linkcmd_file_kind(const char *path);

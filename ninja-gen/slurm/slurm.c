@@ -1,6 +1,7 @@
 /* slurm.c: see slurm.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "slurm.h"
+#include "step_protocol.h"
 #include "jobs.h"
 #include "util.h"
 
@@ -415,7 +416,9 @@ int slurm_run(char *const *cmd, const struct proc_io *io, const char *what)
 			  "--job-name=mtpc", NULL);
 		if (exclude.len)
 			strv_addown(&argv, xasprintf("--exclude=%s", exclude.s));
-		strv_addl(&argv, self ? self : "mtpc-link", "--node-step", "--status", status, "--", NULL);
+		step_line(&argv, self ? self : "mtpc-link", STEP_NODE);
+		step_arg(&argv, STEP_NODE, OPT_STATUS, status);
+		step_command(&argv);
 		for (size_t i = 0; cmd[i]; i++)
 			strv_add(&argv, cmd[i]);
 		struct proc_io sio = *io;

@@ -1,0 +1,127 @@
+/* choose.c: which modules are split or relayed (graph.h: by estimated
+ * backend cost, corrected by measured history, or by bitcode bytes). The
+ * policy of the graph, kept apart from the edges it leads to (emit.c). */
+#define _POSIX_C_SOURCE 200809L
+#include "graph_int.h"
+#include "proc.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Modules without a summary (or when mtpc-split cannot say) get a cost from
+ * their size: about this many bitcode bytes per summary instruction (SQLite's
+ * modules: 9 to 16). */
+#define BYTES_PER_INST 10
+
+/* The summary's instructions, else bytes turned into instructions. */
+long long graph_estimated_cost(const struct module *m)
+{
+	return m->insts >= 0 ? m->insts : m->size / BYTES_PER_INST;
+}
+
+/* m->insts for every module, from mtpc-split --print-cost (the modules'
+ * ThinLTO summaries, read without loading any function), one run over a
+ * list of the modules' paths. On failure, one warning and the modules keep
+ * -1 (their size stands in). */
+static void estimate_costs(const struct graph_conf *gc, struct graph *g)
+{
+	char *list = xasprintf("%s/costs.list", gc->inner), *costs = xasprintf("%s/costs.txt", gc->inner);
+	struct buf paths = {0};
+	for (size_t i = 0; i < g->nmods; i++)
+		buf_printf(&paths, "%s\n", g->mods[i].path);
+	char *at = xasprintf("@%s", list);
+	char *cmd[] = {(char *)gc->split_tool, "--print-cost", "-o", costs, at, NULL};
+	struct buf err = {0};
+	char *text = NULL;
+	size_t len;
+	int st = mtpc_write_file(list, paths.s ? paths.s : "", paths.len, 0) < 0 ? -1 : proc_run(cmd, NULL, NULL, &err);
+	if (st != 0 || mtpc_read_file(costs, &text, &len) < 0) {
+		size_t l = err.s ? strcspn(err.s, "\n") : 0;
+		mtpc_warn("cannot estimate module costs (%s exited with %d%s%.*s); choosing by bitcode size",
+			  gc->split_tool, st, l ? ": " : "", (int)l, l ? err.s : "");
+	} else {
+		/* One line per path, in order: "INSTS FUNCTIONS PATH" or "- - PATH". */
+		char *line = text;
+		for (size_t i = 0; i < g->nmods && line && *line; i++) {
+			long long insts;
+			if (sscanf(line, "%lld", &insts) == 1)
+				g->mods[i].insts = insts;
+			line = strchr(line, '\n');
+			line = line ? line + 1 : NULL;
+		}
+	}
+	free(text);
+	buf_free(&err);
+	buf_free(&paths);
+	unlink(list);
+	unlink(costs);
+	free(at);
+	free(list);
+	free(costs);
+}
+
+/* Decide which modules are split, and why. By bytes when gc->threshold >= 0;
+ * else by cost: the summary's instruction count, replaced by the measured
+ * history where that disagrees by more than a quarter. Seconds are turned
+ * into instructions at this link's own rate (its modules with history, at
+ * least two), so the threshold keeps one unit on any machine and only a
+ * module whose instructions are unusually slow (or fast) to compile moves.
+ * A module split last time stays split down to 3/4 of the threshold: a
+ * split module is measured as the sum of its slots, a little more than its
+ * backend, and each flip re-plans it (and the shares of its neighbours). */
+void graph_choose(const struct graph_conf *gc, struct graph *g)
+{
+	int by_cost = gc->threshold < 0;
+	if (by_cost)
+		estimate_costs(gc, g);
+	double hist_secs = 0, hist_insts = 0;
+	int nhist = 0;
+	for (size_t i = 0; i < g->nmods && by_cost && gc->history; i++) {
+		struct module *m = &g->mods[i];
+		if (m->insts <= 0)
+			continue;
+		struct module_history h = {-1, -1, 0, 0};
+		gc->history(gc->history_ctx, m->id, &h);
+		m->seconds = h.seconds;
+		m->was_split = h.was_split;
+		m->rebuilds = h.rebuilds;
+		m->forced = h.forced;
+		if (m->seconds > 0) {
+			hist_secs += m->seconds;
+			hist_insts += (double)m->insts;
+			nhist++;
+		}
+	}
+	for (size_t i = 0; i < g->nmods; i++) {
+		struct module *m = &g->mods[i];
+		m->cost = graph_estimated_cost(m);
+		if (nhist >= 2 && m->seconds > 0) {
+			long long measured = (long long)(m->seconds * hist_insts / hist_secs + 0.5);
+			if (measured * 4 > m->cost * 5 || measured * 4 < m->cost * 3) {
+				m->cost = measured;
+				m->measured = 1;
+			}
+		}
+		if (gc->kmax < 2)
+			m->split = 0;
+		else if (!by_cost)
+			m->split = m->size > gc->threshold;
+		else if (m->was_split == 1)
+			m->split = m->cost * 4 >= gc->cost_threshold * 3; /* hysteresis */
+		else
+			m->split = m->cost >= gc->cost_threshold;
+		/* Relayed: big enough that its recompile is worth an import step
+		 * to avoid, and other modules' changes keep forcing it (graph.h). */
+		m->relay = by_cost && !m->split && gc->kmax >= 2 && m->cost >= gc->relay_cost &&
+			   (gc->relay == GRAPH_RELAY_ALWAYS ||
+			    (gc->relay == GRAPH_RELAY_AUTO && m->forced >= RELAY_MIN_FORCED &&
+			     m->forced * 2 >= m->rebuilds));
+		/* History is worth keeping for every module that could come near
+		 * the threshold or be relayed; tiny ones would only churn the cache. */
+		m->record = by_cost && (m->cost * 16 >= gc->cost_threshold ||
+					(gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
+	}
+}

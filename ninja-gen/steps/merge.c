@@ -1,0 +1,170 @@
+/* merge.c: the merge step: the partitions' objects back into one native
+ * object per module, their real source checksums and lines back in
+ * (debugfix.h), the symbols the split promoted local again. */
+#include "steps_int.h"
+#include "debugfix.h"
+#include "inner_dir.h"
+#include "proc.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The module's unsplit backend object as the merged object. */
+static int take_backend(const struct step_args *s)
+{
+	char *bk = xasprintf("%s/" MOD_BACKEND, s->dir);
+	int r = mtpc_copy_file(bk, s->out, MTPC_WRITE_IF_CHANGED) < 0;
+	free(bk);
+	return r;
+}
+
+/* The real checksums and lines back into each partition's object (into
+ * D/p<i>.fix.o, which the merge links instead; *fixed says so) and .dwo
+ * (D/p<i>.ph.dwo, as compiled, into the D/p<i>.dwo its skeleton names). */
+static int fix_partitions(const struct step_args *s, int n, int *fixed)
+{
+	char *cp = xasprintf("%s/" MOD_PARTS "/" SPLIT_CHECKSUMS, s->dir), *sums = NULL;
+	char *lp = xasprintf("%s/" MOD_PARTS "/" SPLIT_LINES, s->dir), *lines = NULL;
+	size_t len;
+	if (mtpc_read_file(cp, &sums, &len) < 0)
+		sums = NULL; /* no map: nothing to restore */
+	if (mtpc_read_file(lp, &lines, &len) < 0)
+		lines = NULL;
+	int r = 0;
+	/* What p0 .. p<i-1> provide. */
+	struct debugfix_earlier earlier = {.names_once = s->names && !strcmp(s->names, "once")};
+	for (int i = 0; i < n && r == 0; i++) {
+		struct line_map map = {NULL, 0};
+		if (lines && debugfix_parse_lines(lines, i, &map) < 0) {
+			mtpc_error("%s: malformed", lp);
+			r = -1;
+			break;
+		}
+		char *o = xasprintf("%s/p%d.o", s->dir, i), *fo = xasprintf("%s/p%d.fix.o", s->dir, i);
+		char *ph = xasprintf("%s/p%d.ph.dwo", s->dir, i), *dwo = xasprintf("%s/p%d.dwo", s->dir, i);
+		/* Every object is read for what makes later ones redundant
+		 * (debugfix.h); the ones nothing changes in are linked as
+		 * they are. */
+		r = debugfix_copy(o, fo, sums, &map, &earlier, 1);
+		fixed[i] = r == 1;
+		if (r >= 0 && access(ph, F_OK) == 0)
+			r = debugfix_copy(ph, dwo, sums, &map, NULL, 0);
+		r = r < 0 ? -1 : 0;
+		debugfix_free_lines(&map);
+		free(o);
+		free(fo);
+		free(ph);
+		free(dwo);
+	}
+	debugfix_earlier_free(&earlier);
+	free(cp);
+	free(lp);
+	free(sums);
+	free(lines);
+	return r;
+}
+
+/* The module compiled unsplit (the command after "--") as the merged
+ * object, after a partition could not be compiled or fixed. */
+static int merge_unsplit(const struct step_args *s, const char *why)
+{
+	if (!s->cmd || !s->cmd[0]) {
+		mtpc_error("%s: %s and there is no backend command", s->dir, why);
+		return 1;
+	}
+	mtpc_warn("%s: %s; compiling it unsplit", s->dir, why);
+	int st = proc_run(s->cmd, NULL, NULL, NULL);
+	return st ? st : take_backend(s);
+}
+
+int merge_step(const struct step_args *s)
+{
+	if (s->names && strcmp(s->names, "once")) {
+		mtpc_error("--merge-step: --names takes 'once', not '%s'", s->names);
+		return 2;
+	}
+	char *np = xasprintf("%s/" MOD_COUNT, s->dir), *text = NULL;
+	size_t len;
+	int n = -1, r = 1;
+	if (mtpc_read_file(np, &text, &len) == 0)
+		n = atoi(text);
+	free(text);
+	free(np);
+	if (n <= 0)
+		return take_backend(s); /* the split failed: backend.o was built */
+	/* A partition that failed to compile left an empty object (slot_step):
+	 * the module is compiled unsplit by the command after "--". */
+	for (int i = 0; i < n; i++) {
+		char *p = xasprintf("%s/p%d.o", s->dir, i);
+		long long size = file_size(p);
+		free(p);
+		if (size <= 0)
+			return merge_unsplit(s, "a partition failed to compile");
+	}
+	int *fixed = xcalloc((size_t)n, sizeof *fixed);
+	if (fix_partitions(s, n, fixed) < 0) {
+		free(fixed);
+		return merge_unsplit(s, "a partition's debug info could not be restored");
+	}
+	const char *bin = s->llvm_bin ? s->llvm_bin : MTPC_LLVM_BIN_DIR;
+	char *tmp1 = xasprintf("%s.r.tmp", s->out), *tmp2 = xasprintf("%s.tmp", s->out);
+	char *loc = xasprintf("%s/" MOD_PARTS "/" SPLIT_LOCALIZE, s->dir), *ren = xasprintf("%s/" MOD_PARTS "/" SPLIT_RENAME, s->dir);
+	/* What the merge must do and no more: ld -r only for several objects,
+	 * llvm-objcopy only when the splitter promoted or renamed something. */
+	int rewrite = file_size(loc) > 0 || file_size(ren) > 0, st = 0;
+	char *merged = n == 1 ? xasprintf("%s/p0%s.o", s->dir, fixed[0] ? ".fix" : "") : xstrdup(tmp1);
+	struct strv cmd = {0};
+	if (n > 1) {
+		strv_addown(&cmd, xasprintf("%s/ld.lld", bin));
+		strv_add(&cmd, "-r");
+		for (int i = 0; i < n; i++)
+			strv_addown(&cmd, xasprintf("%s/p%d%s.o", s->dir, i, fixed[i] ? ".fix" : ""));
+		strv_add(&cmd, "-o");
+		strv_add(&cmd, tmp1);
+		st = proc_run(cmd.v, NULL, NULL, NULL);
+		strv_free(&cmd);
+	}
+	if (st == 0 && rewrite) {
+		/* Re-localize only the symbols the splitter promoted... */
+		strv_addown(&cmd, xasprintf("%s/llvm-objcopy", bin));
+		strv_addown(&cmd, xasprintf("--localize-symbols=%s", loc));
+		/* ...and give them back their own names, as in the unsplit object. */
+		strv_addown(&cmd, xasprintf("--redefine-syms=%s", ren));
+		strv_add(&cmd, merged);
+		strv_add(&cmd, tmp2);
+		st = proc_run(cmd.v, NULL, NULL, NULL);
+		strv_free(&cmd);
+		if (st == 0)
+			debugfix_group_flags(merged, tmp2);
+	}
+	if (st == 0) {
+		/* The one partition's object is kept: copied, not moved. */
+		const char *result = rewrite ? tmp2 : merged;
+		r = (n == 1 && !rewrite ? mtpc_copy_file(result, s->out, MTPC_WRITE_IF_CHANGED)
+					: move_if_changed(result, s->out)) < 0;
+		if (r)
+			mtpc_error("cannot write %s: %s", s->out, strerror(errno));
+	} else
+		mtpc_error("merging the partitions of %s failed", s->dir);
+	for (int i = 0; i < n; i++)
+		if (fixed[i]) {
+			char *fo = xasprintf("%s/p%d.fix.o", s->dir, i);
+			unlink(fo);
+			free(fo);
+		}
+	free(fixed);
+	if (r == 0)
+		record_module(s, -1, n);
+	unlink(tmp1);
+	unlink(tmp2);
+	free(tmp1);
+	free(tmp2);
+	free(merged);
+	free(loc);
+	free(ren);
+	return r;
+}

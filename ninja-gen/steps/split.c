@@ -1,0 +1,144 @@
+/* split.c: the split step: mtpc-split of one module, then the dyndep file
+ * that tells Ninja which slots the module uses, with a fallback through the
+ * module's plain backend on any failure (the build never breaks because of
+ * MTPC). */
+#include "steps_int.h"
+#include "dyndep.h"
+#include "inner_dir.h"
+#include "proc.h"
+#include "util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int steps_plan_partitions(const char *text)
+{
+	json_error_t e;
+	json_t *root = json_loads(text, 0, &e);
+	if (!root)
+		return -1;
+	json_t *parts = json_object_get(root, "partitions");
+	int n = json_is_array(parts) ? (int)json_array_size(parts) : -1;
+	json_decref(root);
+	return n;
+}
+
+/* Run mtpc-split and check what it produced; returns n, -1 with *why set, or
+ * NOT_USED when the link does not use the module (mtpc-split's status 3:
+ * lld wrote an empty index for an archive member it did not pull in). */
+#define NOT_USED (-2)
+static int run_split(const struct step_args *s, int kmax, char **why)
+{
+	char *parts = xasprintf("%s/" MOD_PARTS, s->dir);
+	struct strv cmd = {0};
+	strv_addl(&cmd, s->tool, s->module, "-o", parts, "--partitions", s->kmax, NULL);
+	/* A link's module: imported first. Placeholder checksums and virtual
+	 * lines: a partition changes only with its code, not with every edit
+	 * of its source file (the merge puts the real ones back in the
+	 * objects; a compile's join has no objects to put them into). */
+	if (s->index)
+		strv_addl(&cmd, "--thinlto-index", s->index, "--relocation-model", s->reloc ? s->reloc : "pic",
+			  "--placeholder-checksums", "--virtual-lines", NULL);
+	if (s->min_cost) {
+		strv_add(&cmd, "--min-cost");
+		strv_add(&cmd, s->min_cost);
+	}
+	strv_addv(&cmd, &s->split_args);
+	char *env[2] = {s->cache ? xasprintf("MTPC_CACHE=%s", s->cache) : NULL, NULL};
+	struct buf err = {0};
+	int st = proc_run(cmd.v, NULL, env[0] ? env : NULL, &err);
+	int n = -1;
+	if (st == SPLIT_EXIT_UNUSED) {
+		n = NOT_USED;
+	} else if (st != 0) {
+		/* First line of its message, for the one-line warning. */
+		const char *msg = err.s ? err.s : "";
+		size_t l = strcspn(msg, "\n");
+		*why = l ? xasprintf("mtpc-split exited with %d: %.*s", st, (int)l, msg)
+			 : xasprintf("mtpc-split exited with %d", st);
+	} else {
+		if (err.len)
+			fputs(err.s, stderr);
+		char *plan = xasprintf("%s/" SPLIT_PLAN, parts), *text;
+		size_t len;
+		if (mtpc_read_file(plan, &text, &len) < 0) {
+			*why = xasprintf("cannot read %s", plan);
+		} else {
+			n = steps_plan_partitions(text);
+			free(text);
+			if (n < 1 || n > kmax) {
+				*why = xasprintf("%s: %d partitions (want 1..%d)", plan, n, kmax);
+				n = -1;
+			}
+			for (int i = 0; n > 0 && i < n; i++) {
+				char *bc = xasprintf("%s/" SPLIT_PART_FMT, parts, i);
+				if (file_size(bc) <= 0) {
+					*why = xasprintf("%s missing or empty", bc);
+					n = -1;
+				}
+				free(bc);
+			}
+		}
+		free(plan);
+	}
+	buf_free(&err);
+	free(env[0]);
+	strv_free(&cmd);
+	free(parts);
+	return n;
+}
+
+int split_step(const struct step_args *s)
+{
+	int kmax = atoi(s->kmax);
+	char *why = NULL;
+	record_rebuild(s); /* a relayed module's */
+	int n = kmax >= 1 ? run_split(s, kmax, &why) : -1, unused = n == NOT_USED;
+	if (n < 0 && why && out_of_space(why)) {
+		/* No fallback dyndep: it would stay trusted (see out_of_space). */
+		mtpc_error("splitting %s failed (%s)", s->module, why);
+		free(why);
+		return 1;
+	}
+	if (unused) {
+		/* No warning: the plain backend turns it into the empty object
+		 * that distributed ThinLTO gives such a member, and the link,
+		 * which takes it lazily, ignores it as it did in the thin link. */
+		n = 0;
+	} else if (n < 0) {
+		mtpc_warn("splitting %s failed (%s); compiling it unsplit", s->module,
+			  why ? why : "bad --kmax");
+		n = 0;
+	}
+	free(why);
+	struct buf dd = {0}, nb = {0};
+	/* A link's module falls back to its plain backend edge; a compile's
+	 * join runs the plain compile itself. */
+	dyndep_of_split(&dd, s->dir, kmax, n, s->index != NULL);
+	buf_printf(&nb, "%d%s\n", n, unused ? " unused" : "");
+	char *ddp = xasprintf("%s/" MOD_DYNDEP, s->dir), *np = xasprintf("%s/" MOD_COUNT, s->dir);
+	char *cp = xasprintf("%s/" MOD_PARTS "/" SPLIT_CHECKSUMS, s->dir);
+	char *lp = xasprintf("%s/" MOD_PARTS "/" SPLIT_LINES, s->dir);
+	int r = 0;
+	/* The debug-info maps are outputs of the edge: there must be one of
+	 * each, empty when the splitter wrote none (a failed split, another
+	 * splitter). */
+	if ((access(cp, F_OK) < 0 && mtpc_write_file(cp, "", 0, 0) < 0) ||
+	    (access(lp, F_OK) < 0 && mtpc_write_file(lp, "", 0, 0) < 0) ||
+	    mtpc_write_file(np, nb.s, nb.len, MTPC_WRITE_IF_CHANGED) < 0 ||
+	    mtpc_write_file(ddp, dd.s, dd.len, MTPC_WRITE_IF_CHANGED) < 0) {
+		mtpc_error("cannot write %s: %s", ddp, strerror(errno));
+		r = 1;
+	}
+	free(cp);
+	free(lp);
+	free(ddp);
+	free(np);
+	buf_free(&dd);
+	buf_free(&nb);
+	return r;
+}
