@@ -120,6 +120,7 @@ static void main_help(FILE *out)
 		     "                $XDG_CACHE_HOME/mtpc/plans.sqlite, else\n"
 		     "                $HOME/.cache/mtpc/plans.sqlite; see `mtpc-cache path`)\n"
 		     "  -h, --help    this help; `mtpc-cache <command> --help` for a command\n"
+		     "  --version     print the version\n"
 		     "\n"
 		     "Read-only commands (list, show, stats, diff, export, lookup, path) never\n"
 		     "create or write the database. $MTPC_CACHE_BUSY_TIMEOUT_MS: how long to\n"
@@ -344,10 +345,13 @@ int main(int argc, char **argv)
 	int i;
 
 	mtpc_set_progname(argv[0]);
-	/* Options before the command: only --cache and --help. */
+	/* Options before the command: only --cache, --help and --version. */
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			main_help(stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--version") == 0) {
+			mtpc_print_version();
 			return 0;
 		} else if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) {
 			cache_opt = argv[++i];

@@ -275,3 +275,8 @@ int mtpc_copy_file(const char *from, const char *to, int flags)
 	free(data);
 	return r < 0 ? -1 : 0;
 }
+
+void mtpc_print_version(void)
+{
+	printf("%s %s (LLVM %d)\n", mtpc_progname(), MTPC_VERSION, MTPC_LLVM_MAJOR);
+}

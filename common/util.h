@@ -14,6 +14,10 @@
 void mtpc_set_progname(const char *argv0);
 const char *mtpc_progname(void);
 
+/* Print "<progname> <MTPC version> (LLVM <major>)" on stdout: every tool's
+ * --version. */
+void mtpc_print_version(void);
+
 /* Print "<prog>: warning: ..." / "<prog>: error: ..." and a newline. */
 void mtpc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mtpc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

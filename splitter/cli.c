@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MTPC_SPLIT_VERSION "0.1.0"
 
 static void usage(FILE *f)
 {
@@ -19,6 +18,7 @@ static void usage(FILE *f)
 	fputs("usage: mtpc-split INPUT.bc -o OUTDIR [options]\n"
 	      "       mtpc-split --print-cost FILE.o...\n"
 	      "       mtpc-split --print-visibility FILE.o... [-o LIST]\n"
+	      "       mtpc-split --join ORIGINAL.bc --plan PLAN.json -o OUT.o P0.o P1.o...\n"
 	      "\n"
 	      "Split an LLVM " LLVM_MAJOR " bitcode module into call-graph partitions that can be\n"
 	      "optimized and compiled separately and merged back with `ld.lld -r`.\n"
@@ -134,6 +134,13 @@ static void usage(FILE *f)
 	      f);
 	fputs("  -h, --help                this help\n"
 	      "      --version             print the version\n"
+	      "      --join ORIGINAL.bc    do not split: join the pre-link partitions P0.o...\n"
+	      "                            (ThinLTO bitcode, in partition order) of the split\n"
+	      "                            of ORIGINAL.bc (--plan: its plan.json) into one\n"
+	      "                            ThinLTO object -o OUT.o: promotions undone,\n"
+	      "                            GlobalDCE and constant merging on the whole\n"
+	      "                            module, written with its summary (mtpc-compile)\n"
+	      "      --plan PLAN.json      the split's plan, for --join\n"
 	      "      --print-visibility    do not split: for the FILEs (bitcode, or @LIST:\n"
 	      "                            the paths in file LIST, one a line), print\n"
 	      "                            'hidden NAME' or 'protected NAME' for each symbol\n"
@@ -257,8 +264,13 @@ static void check_operands(int argc, char **argv, struct options *o)
 {
 	o->inputs = argv + optind;
 	o->ninputs = argc - optind;
-	if (o->print_cost && o->print_visibility)
-		mtpc_fatal("--print-cost and --print-visibility: choose one");
+	if (o->print_cost + o->print_visibility + (o->join != NULL) > 1)
+		mtpc_fatal("--print-cost, --print-visibility and --join: choose one");
+	if (o->join) {
+		if (!o->join_plan || !o->outdir || !o->ninputs)
+			mtpc_fatal("--join needs --plan PLAN.json, -o OUT.o and the partitions (see --help)");
+		return;
+	}
 	if (o->print_cost || o->print_visibility) {
 		if (o->ninputs == 1 && o->inputs[0][0] == '@')
 			read_input_list(o->inputs[0] + 1, o);
@@ -284,7 +296,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		O_CRIT_COPY_BUDGET, O_DUP_LIMIT, O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT,
 		O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED,
 		O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST,
-		O_PRINT_VISIBILITY, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_EMIT_WITH,
+		O_PRINT_VISIBILITY, O_JOIN, O_JOIN_PLAN, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_EMIT_WITH,
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
@@ -318,6 +330,8 @@ void parse_args(int argc, char **argv, struct options *o)
 		{"version", no_argument, 0, O_VERSION},
 		{"print-cost", no_argument, 0, O_PRINT_COST},
 		{"print-visibility", no_argument, 0, O_PRINT_VISIBILITY},
+		{"join", required_argument, 0, O_JOIN},
+		{"plan", required_argument, 0, O_JOIN_PLAN},
 		{"placeholder-checksums", no_argument, 0, O_PLACEHOLDERS},
 		{"virtual-lines", no_argument, 0, O_VIRTUAL_LINES},
 		{"no-ipo", no_argument, 0, O_NO_IPO},
@@ -371,6 +385,8 @@ void parse_args(int argc, char **argv, struct options *o)
 		case O_MODULE_PATH: o->module_path = optarg; break;
 		case O_PRINT_COST: o->print_cost = 1; break;
 		case O_PRINT_VISIBILITY: o->print_visibility = 1; break;
+		case O_JOIN: o->join = optarg; break;
+		case O_JOIN_PLAN: o->join_plan = optarg; break;
 		case O_PLACEHOLDERS: o->debug |= EMIT_PLACEHOLDER_CHECKSUMS; break;
 		case O_VIRTUAL_LINES: o->debug |= EMIT_VIRTUAL_LINES; break;
 		case O_NO_IPO: o->ipo = 0; break;
@@ -384,7 +400,7 @@ void parse_args(int argc, char **argv, struct options *o)
 			else
 				mtpc_fatal("--emit-with: expected 'auto', 'threads' or 'processes', got '%s'", optarg);
 			break;
-		case O_VERSION: printf("mtpc-split " MTPC_SPLIT_VERSION " (LLVM " LLVM_MAJOR ")\n"); exit(0);
+		case O_VERSION: mtpc_print_version(); exit(0);
 		case ':': mtpc_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
 		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
 		}

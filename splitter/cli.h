@@ -26,6 +26,9 @@ struct options {
 	/* What to do: split (neither flag), or one of the print modes. */
 	int print_cost;          /* --print-cost (print_modes.h) */
 	int print_visibility;    /* --print-visibility (print_modes.h) */
+	const char *join;        /* --join ORIGINAL: join the partitions (the
+	                            operands) of ORIGINAL's split (join.h) */
+	const char *join_plan;   /* --plan: that split's plan.json */
 
 	/* Operands. */
 	const char *input;       /* the module to split: bitcode, or with

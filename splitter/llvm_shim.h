@@ -10,6 +10,13 @@
 
 #ifdef __cplusplus
 extern "C" {
+
+/* m written as clang's ThinLTO compile writes its object: bitcode with the
+ * module's summary, through ThinLTOBitcodeWriterPass (two modules for
+ * -fsplit-lto-unit). The C API writes bitcode without a summary. Returns
+ * the bytes (malloc'd, *len of them), or NULL with *error (heap) set. */
+char *mtpc_thinlto_bitcode(LLVMModuleRef m, size_t *len, char **error);
+
 #endif
 
 /* GlobalValue::isDSOLocal / setDSOLocal: the C API cannot read or set dso_local. */
@@ -146,6 +153,20 @@ char *mtpc_virtual_lines(LLVMModuleRef module, char **error);
 
 #ifdef __cplusplus
 }
+
+/* m written as clang's ThinLTO compile writes its object: bitcode with the
+ * module's summary, through ThinLTOBitcodeWriterPass (two modules for
+ * -fsplit-lto-unit). The C API writes bitcode without a summary. Returns
+ * the bytes (malloc'd, *len of them), or NULL with *error (heap) set. */
+char *mtpc_thinlto_bitcode(LLVMModuleRef m, size_t *len, char **error);
+
 #endif
+
+
+/* m written as clang's ThinLTO compile writes its object: bitcode with the
+ * module's summary, through ThinLTOBitcodeWriterPass (two modules for
+ * -fsplit-lto-unit). The C API writes bitcode without a summary. Returns
+ * the bytes (malloc'd, *len of them), or NULL with *error (heap) set. */
+char *mtpc_thinlto_bitcode(LLVMModuleRef m, size_t *len, char **error);
 
 #endif

@@ -20,6 +20,7 @@
 #include "emit_threads.h"
 #include "hash.h"
 #include "ipo.h"
+#include "join.h"
 #include "llvm_shim.h"
 #include "mtpc_cache.h"
 #include "outputs.h"
@@ -478,6 +479,15 @@ int main(int argc, char **argv)
 	mtpc_set_progname(argv[0]);
 	struct options o;
 	parse_args(argc, argv, &o);
+	if (o.join) {
+		char *err = NULL;
+		int st = join_partitions(o.join, o.join_plan, o.inputs, o.ninputs, o.outdir, &err) < 0;
+		if (st)
+			mtpc_error("%s", err);
+		free(err);
+		options_free(&o);
+		return st;
+	}
 	if (o.print_cost || o.print_visibility) {
 		int st = o.print_cost ? print_costs(o.inputs, o.ninputs, o.outdir)
 				      : print_visibility(o.inputs, o.ninputs, o.outdir);

@@ -82,6 +82,7 @@ static const char usage[] =
 	"  --progress          show the inner build's [i/n] progress lines\n"
 	"  --verbose           show the inner build's commands\n"
 	"  --help              this text\n"
+	"  --version           print the version\n"
 	"With -Xthinlto-distributor= give an option and its value as one word:\n"
 	"-Xthinlto-distributor=--jobs=4.\n"
 	"\n"

@@ -51,6 +51,7 @@ int inner_opt(struct inner_opts *o, int c, const char *arg)
 	case INNER_O_COST: bad = mtpc_parse_ll("--cost-threshold", arg, 0, LLONG_MAX, &o->cost_threshold); break;
 	case INNER_O_RELAY: bad = mtpc_parse_ll("--relay-cost", arg, 0, LLONG_MAX, &o->relay_cost); break;
 	case INNER_O_RELAY_MODE: bad = inner_parse_relay("--relay", arg, &o->relay); break;
+	case INNER_O_VERSION: mtpc_print_version(); exit(0);
 	case INNER_O_PARTS:
 		bad = mtpc_parse_ll("--partitions", arg, 0, 4096, &v);
 		o->partitions = (int)v;

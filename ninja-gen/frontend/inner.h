@@ -35,7 +35,7 @@ enum { INNER_O_THRESHOLD = 256, INNER_O_COST, INNER_O_PARTS, INNER_O_JOBS, INNER
        INNER_O_LAUNCHER, INNER_O_MIN_COST, INNER_O_SPLIT_ARG, INNER_O_SPLIT_TOOL,
        INNER_O_LLVM_BIN, INNER_O_NINJA, INNER_O_DIR, INNER_O_VERBOSE, INNER_O_EXECUTOR,
        INNER_O_SLURM_ARG, INNER_O_SLURM_TRIES, INNER_O_SLURM_WAIT, INNER_O_RELAY, INNER_O_RELAY_MODE,
-       INNER_O_NO_TYPE_UNITS, INNER_O_END };
+       INNER_O_NO_TYPE_UNITS, INNER_O_VERSION, INNER_O_END };
 #define INNER_LONGOPTS                                                       \
 	{"threshold", required_argument, 0, INNER_O_THRESHOLD},              \
 	{"cost-threshold", required_argument, 0, INNER_O_COST},              \
@@ -56,7 +56,8 @@ enum { INNER_O_THRESHOLD = 256, INNER_O_COST, INNER_O_PARTS, INNER_O_JOBS, INNER
 	{"executor", required_argument, 0, INNER_O_EXECUTOR},                \
 	{"slurm-arg", required_argument, 0, INNER_O_SLURM_ARG},              \
 	{"slurm-tries", required_argument, 0, INNER_O_SLURM_TRIES},          \
-	{"slurm-wait", required_argument, 0, INNER_O_SLURM_WAIT}
+	{"slurm-wait", required_argument, 0, INNER_O_SLURM_WAIT},            \
+	{"version", no_argument, 0, INNER_O_VERSION}
 
 /* The defaults: by cost at GRAPH_DEFAULT_COST_THRESHOLD, cores, no lists. */
 void inner_opts_init(struct inner_opts *o);

@@ -83,6 +83,7 @@ static const char usage[] =
 	"  --verbose           show the inner build's commands too\n"
 	"  --quiet             hide the inner build's [i/n] progress lines\n"
 	"  --help              this text\n"
+	"  --version           print the version\n"
 	"\n"
 	"The plan cache is checked once per link: if it is unusable, one warning\n"
 	"and the link goes on without it (its steps stay silent about it).\n"

@@ -121,9 +121,11 @@ void step_usage(FILE *f, enum step_kind kind)
 		mtpc_progname(), kinds[kind].flag, kinds[kind].command ? " -- " : "",
 		kinds[kind].command ? kinds[kind].command : "", kinds[kind].what);
 	for (int o = 0; o < STEP_OPTS; o++)
-		if (kinds[kind].takes & BIT(o))
-			fprintf(f, "  %s %-10s %s%s\n", opts[o].flag, opts[o].arg, opts[o].help,
-				kinds[kind].needs & BIT(o) ? " (required)" : "");
+		if (kinds[kind].takes & BIT(o)) {
+			char *word = xasprintf("%s %s", opts[o].flag, opts[o].arg);
+			fprintf(f, "  %-24s %s%s\n", word, opts[o].help, kinds[kind].needs & BIT(o) ? " (required)" : "");
+			free(word);
+		}
 }
 
 int step_parse(int argc, char **argv, struct step_args *a)

@@ -1,0 +1,243 @@
+/* compilecmd.c: see compilecmd.h. */
+#include "compilecmd.h"
+#include "rsp.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Driver options whose value is the next word (the value is never a source). */
+static const char *const with_value[] = {
+	"-o", "-x", "-MF", "-MT", "-MQ", "-MJ", "-I", "-D", "-U", "-include", "-imacros", "-isystem",
+	"-iquote", "-idirafter", "-isysroot", "--sysroot", "-iprefix", "-iwithprefix", "-iwithprefixbefore",
+	"-cxx-isystem", "-target", "--target", "-arch", "-Xclang", "-Xlinker", "-Xassembler",
+	"-Xpreprocessor", "-mllvm", "-F", "-L", "-l", "-u", "-z", "-T", "-serialize-diagnostics",
+	"-ivfsoverlay", "--param", "-Xopenmp-target", "-fmodule-file", "-ccc-gcc-name", "-working-directory",
+	"-include-pch", NULL,
+};
+
+/* The preprocessor's and the dependency files' options, separate or joined
+ * to their value: a partition (LLVM IR) has no use for them. */
+static const char *const preprocessor[] = {
+	"-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-isysroot",
+	"--sysroot", "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-cxx-isystem", "-MF", "-MT",
+	"-MQ", "-MJ", "-ivfsoverlay", NULL,
+};
+static const char *const preprocessor_flags[] = {
+	"-MD", "-MMD", "-MP", "-MG", "-MV", "-nostdinc", "-nostdinc++", "-H", "-P", "-C", "-CC", NULL,
+};
+
+/* Options after which a compile is not split (the reason for the message):
+ * output other than an object, or work inside LLVM's pipeline that must see
+ * the whole module (instrumentation, IR profiles) or writes files of its own
+ * per module (optimization records, time traces, temporaries). */
+static const struct {
+	const char *prefix, *why;
+} blockers[] = {
+	{"-E", "preprocesses only"},
+	{"-S", "writes assembly"},
+	{"-fsyntax-only", "checks syntax only"},
+	{"-M", "writes dependencies only"},
+	{"-save-temps", "keeps temporary files (-save-temps)"},
+	{"-fembed-bitcode", "embeds bitcode"},
+	{"-fsave-optimization-record", "writes optimization records"},
+	{"-ftime-trace", "writes a time trace"},
+	{"-fprofile-generate", "instruments in LLVM's pipeline (IR profile)"},
+	{"-fprofile-instr-generate", "instruments for profiling"},
+	{"-fcs-profile-generate", "instruments in LLVM's pipeline (IR profile)"},
+	{"-fprofile-use", "uses a profile in LLVM's pipeline"},
+	{"-fprofile-instr-use", "uses a profile in LLVM's pipeline"},
+	{"-fprofile-sample-use", "uses a sample profile in LLVM's pipeline"},
+	{"-fprofile-arcs", "instruments for coverage"},
+	{"--coverage", "instruments for coverage"},
+	{"-fmemory-profile", "instruments for memory profiling"},
+	{"-fsanitize-coverage", "instruments for sanitizer coverage"},
+	{"-fxray-instrument", "instruments for XRay"},
+	{"-include-pch", "uses a precompiled header"},
+	{"-emit-pch", "writes a precompiled header"},
+	{"-fpch", "uses precompiled headers"},
+	{"-fmodules", "uses modules"},
+	{"-fthinlto-index", "is a ThinLTO backend compile"},
+	{"-emit-llvm", "writes LLVM IR"},
+};
+
+/* Sanitizers that instrument inside LLVM's pipeline (per module: module
+ * constructors, shadow setup); those clang instruments itself (undefined,
+ * cfi-*) are in the frontend's IR already. */
+static const char *const pipeline_sanitizers[] = {
+	"address", "kernel-address", "hwaddress", "kernel-hwaddress", "memory", "kernel-memory", "thread",
+	"dataflow", "fuzzer", "fuzzer-no-link", "memtag", "memtag-stack", "memtag-heap", "memtag-globals",
+	"type", "realtime", "numerical", NULL,
+};
+
+static int in_list(const char *const *list, const char *w)
+{
+	for (int i = 0; list[i]; i++)
+		if (!strcmp(list[i], w))
+			return 1;
+	return 0;
+}
+
+/* The entry of list that w starts with (joined value, as -Ifoo), or NULL. */
+static const char *prefix_of(const char *const *list, const char *w)
+{
+	for (int i = 0; list[i]; i++)
+		if (!strncmp(w, list[i], strlen(list[i])))
+			return list[i];
+	return NULL;
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n > k && !strcmp(s + n - k, suffix);
+}
+
+static int c_or_cxx_source(const char *path)
+{
+	static const char *const ext[] = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".cp", ".CPP", NULL};
+	for (int i = 0; ext[i]; i++)
+		if (has_suffix(path, ext[i]))
+			return 1;
+	return 0;
+}
+
+/* One -fsanitize= list: a pipeline sanitizer makes the compile unsplittable. */
+static int pipeline_sanitizer(const char *list)
+{
+	char *copy = xstrdup(list), *save = NULL;
+	int hit = 0;
+	for (char *s = strtok_r(copy, ",", &save); s && !hit; s = strtok_r(NULL, ",", &save))
+		hit = in_list(pipeline_sanitizers, s);
+	free(copy);
+	return hit;
+}
+
+int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
+{
+	memset(cc, 0, sizeof *cc);
+	cc->src = cc->out = -1;
+	strcpy(cc->opt, "0");
+	if (rsp_expand(&cc->args, argc, argv) < 0)
+		return -1;
+	size_t n = cc->args.n;
+	cc->drop = xcalloc(n + 1, 1);
+	int compile = 0, lto = 0, sources = 0, lang_ok = 1;
+	for (size_t i = 1; i < n; i++) {
+		const char *w = cc->args.v[i];
+		if (w[0] != '-') {
+			/* A word that is not an option's value: an input. */
+			if (c_or_cxx_source(w)) {
+				cc->src = (int)i;
+				cc->drop[i] = 1;
+			}
+			sources++;
+			continue;
+		}
+		const char *pp = prefix_of(preprocessor, w);
+		if (in_list(with_value, w) && i + 1 < n) {
+			if (!strcmp(w, "-o")) {
+				cc->out = (int)i + 1;
+				cc->drop[i] = cc->drop[i + 1] = 1;
+			} else if (!strcmp(w, "-x")) {
+				const char *l = cc->args.v[i + 1];
+				lang_ok = !strcmp(l, "c") || !strcmp(l, "c++");
+				cc->drop[i] = cc->drop[i + 1] = 1;
+			} else if (pp && !strcmp(pp, w)) {
+				cc->drop[i] = cc->drop[i + 1] = 1;
+				cc->deps_target |= !strcmp(w, "-MT") || !strcmp(w, "-MQ");
+			} else if (!strcmp(w, "-include-pch") || (!strcmp(w, "-Xclang") &&
+								 !strcmp(cc->args.v[i + 1], "-include-pch"))) {
+				cc->why_not = "uses a precompiled header";
+			}
+			i++;
+			continue;
+		}
+		if (!strncmp(w, "-o", 2) && w[2]) {
+			cc->out = (int)i;
+			cc->out_joined = 1;
+			cc->drop[i] = 1;
+			continue;
+		}
+		if (pp || in_list(preprocessor_flags, w) || !strncmp(w, "-std=", 5) || !strncmp(w, "-x", 2)) {
+			cc->drop[i] = 1;
+			cc->deps |= !strcmp(w, "-MD") || !strcmp(w, "-MMD");
+			cc->deps_target |= !strncmp(w, "-MT", 3) || !strncmp(w, "-MQ", 3);
+			if (!strncmp(w, "-x", 2) && strcmp(w, "-xc") && strcmp(w, "-xc++"))
+				lang_ok = 0;
+			continue;
+		}
+		if (!strcmp(w, "-c"))
+			compile = 1;
+		else if (!strcmp(w, "-flto=thin"))
+			lto = 1;
+		else if (!strncmp(w, "-flto", 5) || !strcmp(w, "-fno-lto"))
+			lto = 0;
+		else if (!strncmp(w, "-O", 2) && strlen(w) <= 3)
+			snprintf(cc->opt, sizeof cc->opt, "%s", w[2] ? w + 2 : "1");
+		else if (!strncmp(w, "-fsanitize=", 11) && pipeline_sanitizer(w + 11))
+			cc->why_not = "uses a sanitizer that instruments in LLVM's pipeline";
+		for (size_t k = 0; k < sizeof blockers / sizeof blockers[0] && !cc->why_not; k++) {
+			const char *p = blockers[k].prefix;
+			size_t l = strlen(p);
+			/* -E, -S, -M: exactly; the others as prefixes (-fprofile-use=...) */
+			if (l <= 2 ? !strcmp(w, p) : (!strncmp(w, p, l) && (!w[l] || w[l] == '=' || w[l] == '-')))
+				cc->why_not = blockers[k].why;
+		}
+	}
+	if (!cc->why_not) {
+		if (!compile)
+			cc->why_not = "does not compile to an object (-c)";
+		else if (!lto)
+			cc->why_not = "is not a ThinLTO compile (-flto=thin)";
+		else if (sources != 1 || cc->src < 0 || !lang_ok)
+			cc->why_not = "does not compile one C or C++ source";
+		else if (cc->out < 0 || !strcmp(compilecmd_output(cc), "-"))
+			cc->why_not = "has no output file (-o)";
+	}
+	return 0;
+}
+
+void compilecmd_free(struct compilecmd *cc)
+{
+	strv_free(&cc->args);
+	free(cc->drop);
+	memset(cc, 0, sizeof *cc);
+}
+
+const char *compilecmd_source(const struct compilecmd *cc)
+{
+	return cc->src >= 0 ? cc->args.v[cc->src] : NULL;
+}
+
+const char *compilecmd_output(const struct compilecmd *cc)
+{
+	if (cc->out < 0)
+		return NULL;
+	return cc->out_joined ? cc->args.v[cc->out] + 2 : cc->args.v[cc->out];
+}
+
+void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct strv *cmd)
+{
+	for (size_t i = 0; i < cc->args.n; i++) {
+		if ((int)i == cc->out) {
+			strv_addown(cmd, cc->out_joined ? xasprintf("-o%s", bc) : xstrdup(bc));
+			continue;
+		}
+		strv_add(cmd, cc->args.v[i]);
+	}
+	/* The depfile names the real output, whatever -o says here. */
+	if (cc->deps && !cc->deps_target)
+		strv_addl(cmd, "-MT", compilecmd_output(cc), NULL);
+	strv_addl(cmd, "-Xclang", "-disable-llvm-passes", NULL);
+}
+
+void compilecmd_partition(const struct compilecmd *cc, const char *in, const char *out, struct strv *cmd)
+{
+	for (size_t i = 0; i < cc->args.n; i++)
+		if (!cc->drop[i])
+			strv_add(cmd, cc->args.v[i]);
+	/* The compile's own flags, some of which LLVM IR does not use. */
+	strv_addl(cmd, "-Wno-unused-command-line-argument", "-x", "ir", in, "-o", out, NULL);
+}

@@ -1,0 +1,53 @@
+/* compilecmd.h: understanding the original compile command.
+ *
+ * mtpc-compile receives the compile command the build would have run (a
+ * clang/clang++ driver invocation, as a ccache-style prefix). compilecmd_parse()
+ * expands @response files, finds the one source file and the output, and
+ * decides whether the compile can be split at all: a ThinLTO compile
+ * (-flto=thin -c) of one C or C++ source into an object, with nothing that
+ * must see the whole module inside LLVM's pipeline (the sanitizers that
+ * instrument there, IR profiles, optimization records, ...). Anything else
+ * runs exactly as given. From the classification it writes the commands of
+ * the split: the frontend with LLVM's passes off, and the ThinLTO pre-link
+ * compile of one partition. */
+#ifndef MTPC_NG_COMPILECMD_H
+#define MTPC_NG_COMPILECMD_H
+
+#include "buf.h"
+
+struct compilecmd {
+	struct strv args;     /* the expanded command, args.v[0] the driver */
+	unsigned char *drop;  /* per word of args: not for a partition's compile
+	                       * (the source, -o, the preprocessor's and the
+	                       * dependency files' options) */
+	int src;              /* index of the source file, or -1 */
+	int out;              /* index of the word holding the output path, or -1 */
+	int out_joined;       /* that word is "-o<path>" */
+	int deps;             /* -MD or -MMD: the frontend writes the depfile */
+	int deps_target;      /* -MT or -MQ given (else the frontend must name the
+	                       * real output as the depfile's target) */
+	char opt[4];          /* the -O level: "0".."3", "s", "z", "g" */
+	const char *why_not;  /* NULL: can be split; else why it runs as given
+	                       * (a static string, for messages) */
+};
+
+/* Parse argv[0..argc-1]. Returns 0, or -1 after one error message (a
+ * response file that cannot be read). why_not says whether to split. */
+int compilecmd_parse(struct compilecmd *cc, int argc, char **argv);
+void compilecmd_free(struct compilecmd *cc);
+
+/* The source and output paths (NULL if none). */
+const char *compilecmd_source(const struct compilecmd *cc);
+const char *compilecmd_output(const struct compilecmd *cc);
+
+/* The frontend's command into cmd: the compile as given, writing bitcode
+ * without running LLVM's passes (-Xclang -disable-llvm-passes) to bc, the
+ * depfile (if any) still naming the real output. */
+void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct strv *cmd);
+
+/* The pre-link compile of one partition into cmd: the driver and every flag
+ * of the compile that is not the preprocessor's, on "-x ir in", writing out
+ * (the ThinLTO pre-link pipeline of the compile's own -O level and flags). */
+void compilecmd_partition(const struct compilecmd *cc, const char *in, const char *out, struct strv *cmd);
+
+#endif

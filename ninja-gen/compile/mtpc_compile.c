@@ -1,0 +1,313 @@
+/* mtpc_compile.c: mtpc-compile, the compile-side front end: a compiler
+ * launcher (CMake's <LANG>_COMPILER_LAUNCHER of mtpc_enable()d targets, or
+ * a prefix like ccache) that runs a huge translation unit's ThinLTO
+ * pre-link pipeline in parallel partitions, one ThinLTO object out:
+ *
+ *   frontend (LLVM's passes off) -> front.bc
+ *   inner build (<output>.mtpc/build.ninja, the graph's pre-link stage):
+ *     split front.bc -> parts/p<i>.bc + dyndep
+ *     slot i: the compile's own pre-link pipeline on p<i>.bc -> p<i>.o
+ *     join: one module again, the split's promotions undone -> native.o
+ *   native.o -> the compile's output (only if changed)
+ *
+ * Which compiles are split: those ThinLTO compiles of one C or C++ source
+ * (compilecmd.h) whose cost (compile_cost.c: the previous output's summary,
+ * else an estimate from the source's size) is at least the threshold; every
+ * other compile runs exactly as given, and gives exactly its own bytes.
+ * Any failure on the way compiles unsplit, with one warning. */
+#define _POSIX_C_SOURCE 200809L
+#include "compilecmd.h"
+#include "graph.h"
+#include "inner.h"
+#include "inner_dir.h"
+#include "jobs.h"
+#include "ninja_write.h"
+#include "proc.h"
+#include "steps.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: mtpc-compile [options] [--] <compile command>\n"
+	"\n"
+	"Runs a ThinLTO compile (clang -flto=thin -c SRC -o OBJ) of a translation unit\n"
+	"whose IR is costly with LLVM's pre-link pipeline in parallel partitions, as\n"
+	"an inner Ninja build in OBJ.mtpc/: the frontend once with LLVM's passes off,\n"
+	"mtpc-split of its module, the compile's own pre-link pipeline per partition,\n"
+	"then one module again (the split's promotions undone, what must see the\n"
+	"whole module run on it) written to OBJ as one ThinLTO object with its\n"
+	"summary. Every other compile runs exactly as given (the same bytes). Any\n"
+	"failure compiles the unit unsplit, with one warning. Used by CMake's\n"
+	"mtpc_enable() as <LANG>_COMPILER_LAUNCHER, or as a prefix like ccache.\n"
+	"\n"
+	"Which compiles are split: a ThinLTO compile of one C or C++ source whose\n"
+	"cost is at least --cost-threshold instructions. The cost is the previous\n"
+	"output's ThinLTO summary when there is one (the instructions after the\n"
+	"pre-link pipeline, as mtpc-link measures a module), else an estimate from\n"
+	"the source's bytes (and those of the sources a unity file includes). Not\n"
+	"split, whatever their cost: compiles that instrument or use profiles in\n"
+	"LLVM's pipeline, pipeline sanitizers (address, memory, thread, ...), CFI\n"
+	"and -fsplit-lto-unit (two-module objects), precompiled headers, modules,\n"
+	"optimization records, -save-temps.\n"
+	"\n"
+	"options:\n"
+	"  --cost-threshold N  split compiles costing at least N instructions\n"
+	"                      (default 50000, as mtpc-link's)\n"
+	"  --partitions N      at most N partitions (default: number of cores;\n"
+	"                      1 disables splitting)\n"
+	"  --jobs N            parallelism of the inner build (default/0: cores);\n"
+	"                      every compile of it takes a token of the machine's\n"
+	"                      job budget (make's jobserver, else MTPC's pool)\n"
+	"  --cache PATH        plan cache (default: mtpc-cache path)\n"
+	"  --split-arg WORD    pass WORD to mtpc-split (repeat for several)\n"
+	"  --split-tool PATH   mtpc-split to run (default: next to mtpc-compile)\n"
+	"  --ninja PATH        ninja to run (default: ninja on PATH)\n"
+	"  --verbose           show the inner build's commands\n"
+	"  --quiet             no progress lines\n"
+	"  -h, --help          this help\n"
+	"      --version       print the version\n"
+	"\n"
+	"Exit status: the compile's.\n";
+
+struct opts {
+	struct inner_opts in; /* the options the link front ends take too */
+	int quiet;
+	char **cmd; /* the compile command */
+	int ncmd;
+};
+
+static int parse_opts(struct opts *o, int argc, char **argv)
+{
+	enum { O_QUIET = INNER_O_END };
+	static const struct option longopts[] = {
+		INNER_LONGOPTS,
+		{"quiet", no_argument, 0, O_QUIET},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	memset(o, 0, sizeof *o);
+	inner_opts_init(&o->in);
+	int c;
+	opterr = 0;
+	/* "+": stop at the first word that is not an option (the compiler). */
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(usage, stdout); exit(0);
+		case O_QUIET: o->quiet = 1; break;
+		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
+		case '?': mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
+		default:
+			if (inner_opt(&o->in, c, optarg) != 0)
+				return -1;
+		}
+	}
+	if (optind >= argc) {
+		mtpc_error("no compile command (see --help)");
+		return -1;
+	}
+	o->cmd = argv + optind;
+	o->ncmd = argc - optind;
+	return 0;
+}
+
+/* The compile as given, within the machine's job budget. */
+static int run_plain(char *const *cmd)
+{
+	struct job_token token;
+	jobs_acquire(&token);
+	int st = proc_run(cmd, NULL, NULL, NULL);
+	jobs_release(&token);
+	return st;
+}
+
+/* The partition compile of the graph's pre-link stage (graph_codegen). */
+static void partition_cmd(void *ctx, const char *in, const char *out, struct strv *cmd)
+{
+	compilecmd_partition(ctx, in, out, cmd);
+}
+
+/* Bytes of the file, 0 if none. */
+static long long size_of(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 ? (long long)st.st_size : 0;
+}
+
+/* The compile's cost in summary instructions, and whether it was measured:
+ * the ThinLTO summary of the previous output (what the pre-link pipeline
+ * made of this source last time, as mtpc-link counts a module), else the
+ * source's bytes, with those of the C/C++ files it includes by a quoted
+ * path (a unity build's source is a list of includes), at about
+ * SOURCE_BYTES_PER_INST bytes an instruction (SQLite's amalgamation: 8.7 MB,
+ * 221k instructions). */
+#define SOURCE_BYTES_PER_INST 40
+static long long compile_cost(const struct compilecmd *cc, const char *split_tool, int *measured)
+{
+	*measured = 0;
+	const char *out = compilecmd_output(cc), *src = compilecmd_source(cc);
+	if (size_of(out) > 0) {
+		char *cmd[] = {(char *)split_tool, "--print-cost", (char *)out, NULL};
+		struct buf o = {0}, err = {0};
+		struct proc_io io = {.out = &o, .err = &err};
+		long long insts = -1;
+		if (proc_spawn(cmd, &io) == 0 && o.s && sscanf(o.s, "%lld", &insts) == 1 && insts >= 0)
+			*measured = 1;
+		buf_free(&o);
+		buf_free(&err);
+		if (*measured)
+			return insts;
+	}
+	long long bytes = size_of(src);
+	char *text;
+	size_t len;
+	if (mtpc_read_file(src, &text, &len) == 0) {
+		/* #include "x.cpp" lines (CMake's unity files, amalgamation drivers) */
+		char *dir = xstrdup(src), *slash = strrchr(dir, '/');
+		if (slash)
+			slash[1] = 0;
+		else
+			dir[0] = 0;
+		for (char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			char name[PATH_MAX];
+			if (sscanf(l, " # include \"%4095[^\"]\"", name) == 1 &&
+			    (strstr(name, ".c") || strstr(name, ".cpp") || strstr(name, ".cc") || strstr(name, ".cxx"))) {
+				char *p = name[0] == '/' ? xstrdup(name) : xasprintf("%s%s", dir, name);
+				bytes += size_of(p);
+				free(p);
+			}
+		}
+		free(dir);
+		free(text);
+	}
+	return bytes / SOURCE_BYTES_PER_INST;
+}
+
+/* The frontend into <inner>/front.bc, written only if changed. Returns the
+ * compile's status (its messages are the user's: shown as they come). */
+static int run_frontend(const struct compilecmd *cc, const char *inner, const char *front)
+{
+	char *tmp = xasprintf("%s.tmp", front);
+	struct strv cmd = {0};
+	compilecmd_frontend(cc, tmp, &cmd);
+	struct job_token token;
+	jobs_acquire(&token);
+	int st = proc_run(cmd.v, NULL, NULL, NULL);
+	jobs_release(&token);
+	if (st == 0 && mtpc_copy_file(tmp, front, MTPC_WRITE_IF_CHANGED) < 0)
+		st = 1;
+	unlink(tmp);
+	strv_free(&cmd);
+	free(tmp);
+	(void)inner;
+	return st;
+}
+
+/* Split this compile: returns its exit status, or -1 when it cannot go
+ * through MTPC (after one warning: the caller compiles unsplit). */
+static int run_split(const struct opts *o, const struct compilecmd *cc, const char *self, const char *split_tool,
+		     long long cost, int measured, double t0)
+{
+	const char *out = compilecmd_output(cc);
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof cwd))
+		return -1;
+	char *inner = out[0] == '/' ? xasprintf("%s.mtpc", out) : xasprintf("%s/%s.mtpc", cwd, out);
+	char *front = xasprintf("%s/front.bc", inner);
+	int status = -1;
+	if (mtpc_mkdir_p(inner) < 0) {
+		mtpc_warn("cannot create %s (%s); compiling %s unsplit", inner, strerror(errno), out);
+		goto done;
+	}
+	/* The frontend's errors are the compile's own: no fallback then. */
+	int st = run_frontend(cc, inner, front);
+	if (st != 0) {
+		status = st;
+		goto done;
+	}
+	struct graph_conf gc = {.self = self, .split_tool = split_tool, .inner = inner, .outer_cwd = cwd};
+	inner_conf(&gc, &o->in);
+	gc.prefix = "";
+	struct graph g = {0};
+	struct module *m = graph_add_module(&g, &gc, front, front, NULL);
+	struct graph_codegen cg = {.stage = STAGE_PRELINK, .partition_cmd = partition_cmd,
+				   .partition_ctx = (void *)cc};
+	/* The join's fallback: the plain compile into the join's output (the
+	 * frontend wrote the depfile already). */
+	char *native = graph_native(m);
+	char *native_abs = xasprintf("%s/%s", inner, native);
+	for (size_t i = 0; i < cc->args.n; i++) {
+		if ((int)i == cc->out)
+			strv_addown(&cg.fallback, cc->out_joined ? xasprintf("-o%s", native_abs) : xstrdup(native_abs));
+		else
+			strv_add(&cg.fallback, cc->args.v[i]);
+	}
+	graph_rules(&g.ninja, "mtpc-compile");
+	int r = graph_emit_split(&g.ninja, &gc, &cg, m, gc.kmax, NULL);
+	buf_printf(&g.ninja, "\ndefault ");
+	r |= nw_path(&g.ninja, native);
+	buf_addc(&g.ninja, '\n');
+	if (r == 0 && graph_write(&gc, &g) == 0) {
+		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
+					.quiet = o->quiet};
+		if (inner_run(&o->in, &b) == 0 && mtpc_copy_file(native_abs, out, MTPC_WRITE_IF_CHANGED) == 0) {
+			char *np = xasprintf("%s/%s/" MOD_COUNT, inner, m->dir), *text = NULL;
+			size_t len;
+			int n = mtpc_read_file(np, &text, &len) == 0 ? atoi(text) : 0;
+			printf("mtpc-compile: %s: %d partition%s, cost %lld instructions%s, %.2f s\n",
+			       mtpc_base_name(out), n, n == 1 ? "" : "s", cost, measured ? " (measured)" : " (estimated)",
+			       mtpc_now() - t0);
+			fflush(stdout);
+			free(text);
+			free(np);
+			status = 0;
+		} else {
+			mtpc_warn("the split compile of %s failed; compiling it unsplit", out);
+		}
+	}
+	free(native);
+	free(native_abs);
+	strv_free(&cg.fallback);
+	graph_free(&g);
+done:
+	free(front);
+	free(inner);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	mtpc_set_progname("mtpc-compile");
+	if (argc > 1 && steps_is_step(argv[1]))
+		return steps_main(argc, argv);
+	double t0 = mtpc_now();
+	struct opts o;
+	if (parse_opts(&o, argc, argv) < 0) {
+		inner_opts_free(&o.in);
+		return 2;
+	}
+	struct compilecmd cc;
+	int status = -1;
+	if (compilecmd_parse(&cc, o.ncmd, o.cmd) == 0 && !cc.why_not && o.in.partitions != 1) {
+		char *self = proc_self_path();
+		char *split = o.in.split_tool ? xstrdup(o.in.split_tool) : inner_find_split_tool(self ? self : argv[0]);
+		int measured;
+		long long cost = compile_cost(&cc, split, &measured);
+		if (cost >= o.in.cost_threshold)
+			status = run_split(&o, &cc, self ? self : argv[0], split, cost, measured, t0);
+		free(self);
+		free(split);
+	}
+	compilecmd_free(&cc);
+	if (status < 0)
+		status = run_plain(o.cmd); /* exactly the compile as given */
+	inner_opts_free(&o.in);
+	return status;
+}

@@ -1,0 +1,232 @@
+/* join.c: see join.h. */
+#include "join.h"
+#include "llvm_shim.h"
+#include "util.h"
+
+#include <jansson.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Linker.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the original module said about one named global. */
+struct orig_sym {
+	char *name;
+	LLVMLinkage linkage;
+	LLVMVisibility visibility;
+	LLVMUnnamedAddr unnamed_addr;
+	int dso_local;
+};
+
+struct orig_table {
+	struct orig_sym *v;
+	size_t n;
+};
+
+static int cmp_orig(const void *a, const void *b)
+{
+	return strcmp(((const struct orig_sym *)a)->name, ((const struct orig_sym *)b)->name);
+}
+
+static const struct orig_sym *orig_find(const struct orig_table *t, const char *name)
+{
+	struct orig_sym key = {.name = (char *)name};
+	return t->n ? bsearch(&key, t->v, t->n, sizeof *t->v, cmp_orig) : NULL;
+}
+
+static void orig_add(struct orig_table *t, LLVMValueRef g)
+{
+	size_t len;
+	const char *name = LLVMGetValueName2(g, &len);
+	if (!len)
+		return;
+	t->v = xrealloc(t->v, (t->n + 1) * sizeof *t->v);
+	t->v[t->n++] = (struct orig_sym){xstrdup(name), LLVMGetLinkage(g), LLVMGetVisibility(g),
+					 LLVMGetUnnamedAddress(g), mtpc_is_dso_local(g)};
+}
+
+/* The names, linkages and visibilities of the original module's globals,
+ * read lazily (no function body is loaded), in a context of its own. */
+static int read_original(const char *path, struct orig_table *t, char **error)
+{
+	LLVMMemoryBufferRef mb;
+	char *msg = NULL;
+	if (LLVMCreateMemoryBufferWithContentsOfFile(path, &mb, &msg)) {
+		*error = xasprintf("%s: %s", path, msg);
+		LLVMDisposeMessage(msg);
+		return -1;
+	}
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMModuleRef m;
+	if (LLVMGetBitcodeModuleInContext2(ctx, mb, &m)) {
+		*error = xasprintf("%s: not LLVM bitcode this LLVM can read", path);
+		LLVMDisposeMemoryBuffer(mb);
+		LLVMContextDispose(ctx);
+		return -1;
+	}
+	for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+		orig_add(t, f);
+	for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g))
+		orig_add(t, g);
+	for (LLVMValueRef a = LLVMGetFirstGlobalAlias(m); a; a = LLVMGetNextGlobalAlias(a))
+		orig_add(t, a);
+	for (LLVMValueRef i = LLVMGetFirstGlobalIFunc(m); i; i = LLVMGetNextGlobalIFunc(i))
+		orig_add(t, i);
+	LLVMDisposeModule(m); /* owns mb */
+	LLVMContextDispose(ctx);
+	if (t->n)
+		qsort(t->v, t->n, sizeof *t->v, cmp_orig);
+	return 0;
+}
+
+static LLVMValueRef named(LLVMModuleRef m, const char *name)
+{
+	LLVMValueRef v = LLVMGetNamedFunction(m, name);
+	if (!v)
+		v = LLVMGetNamedGlobal(m, name);
+	if (!v)
+		v = LLVMGetNamedGlobalAlias(m, name, strlen(name));
+	if (!v)
+		v = LLVMGetNamedGlobalIFunc(m, name, strlen(name));
+	return v;
+}
+
+/* A global of the joined module as the original had it: its linkage (an
+ * owner the split made weak_odr is linkonce_odr again), visibility,
+ * dso_local and unnamed_addr. The last matters: a partition's GlobalOpt saw
+ * no comparison of an address that another partition compares, and marked
+ * it insignificant; the linker's identical code folding would then merge
+ * two functions whose addresses the program tells apart. Declarations keep
+ * what the partitions gave them. */
+static void restore(LLVMValueRef v, const struct orig_sym *o)
+{
+	if (LLVMIsDeclaration(v) && !LLVMIsAGlobalAlias(v))
+		return;
+	if (LLVMGetLinkage(v) != o->linkage)
+		LLVMSetLinkage(v, o->linkage);
+	if (!LLVMIsAGlobalAlias(v) && !LLVMIsAGlobalIFunc(v))
+		LLVMSetUnnamedAddress(v, o->unnamed_addr);
+	if (o->linkage == LLVMInternalLinkage || o->linkage == LLVMPrivateLinkage)
+		LLVMSetVisibility(v, LLVMDefaultVisibility);
+	else
+		LLVMSetVisibility(v, o->visibility);
+	mtpc_set_dso_local(v, o->dso_local);
+}
+
+/* Give the split's promotions back their original names (plan.json's
+ * "promoted": from the original name to the partitions' one). */
+static int unpromote(LLVMModuleRef m, const char *plan_path, const struct orig_table *orig, char **error)
+{
+	json_error_t jerr;
+	json_t *plan = json_load_file(plan_path, 0, &jerr);
+	if (!plan) {
+		*error = xasprintf("%s: %s", plan_path, jerr.text);
+		return -1;
+	}
+	json_t *promoted = json_object_get(plan, "promoted");
+	for (size_t i = 0; i < json_array_size(promoted); i++) {
+		json_t *p = json_array_get(promoted, i);
+		const char *from = json_string_value(json_object_get(p, "from"));
+		const char *to = json_string_value(json_object_get(p, "to"));
+		LLVMValueRef v = from && to ? named(m, to) : NULL;
+		if (!v)
+			continue; /* inlined everywhere and dropped, or an unnamed global */
+		const struct orig_sym *o = orig_find(orig, from);
+		if (strcmp(from, to)) {
+			if (*from && named(m, from)) {
+				*error = xasprintf("%s: %s and its promotion %s are both in the joined module", plan_path,
+						   from, to);
+				json_decref(plan);
+				return -1;
+			}
+			LLVMSetValueName2(v, from, strlen(from));
+		}
+		if (o)
+			restore(v, o);
+	}
+	json_decref(plan);
+	return 0;
+}
+
+static LLVMModuleRef load(LLVMContextRef ctx, const char *path, char **error)
+{
+	LLVMMemoryBufferRef mb;
+	char *msg = NULL;
+	if (LLVMCreateMemoryBufferWithContentsOfFile(path, &mb, &msg)) {
+		*error = xasprintf("%s: %s", path, msg);
+		LLVMDisposeMessage(msg);
+		return NULL;
+	}
+	LLVMModuleRef m = NULL;
+	if (LLVMParseBitcodeInContext2(ctx, mb, &m))
+		*error = xasprintf("%s: not LLVM bitcode this LLVM can read", path);
+	LLVMDisposeMemoryBuffer(mb);
+	return m;
+}
+
+int join_partitions(const char *original, const char *plan, char *const *parts, int n, const char *out,
+		    char **error)
+{
+	*error = NULL;
+	struct orig_table orig = {0};
+	if (n < 1) {
+		*error = xstrdup("no partitions to join");
+		return -1;
+	}
+	if (read_original(original, &orig, error) < 0)
+		return -1;
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMModuleRef m = load(ctx, parts[0], error);
+	for (int i = 1; m && i < n; i++) {
+		LLVMModuleRef p = load(ctx, parts[i], error);
+		if (!p || LLVMLinkModules2(m, p)) { /* consumes p */
+			if (!*error)
+				*error = xasprintf("%s: cannot be linked with the other partitions", parts[i]);
+			LLVMDisposeModule(m);
+			m = NULL;
+		}
+	}
+	int r = m ? unpromote(m, plan, &orig, error) : -1;
+	if (r == 0) {
+		/* Everything the split touched, back as the original had it. */
+		for (size_t i = 0; i < orig.n; i++) {
+			LLVMValueRef v = named(m, orig.v[i].name);
+			if (v)
+				restore(v, &orig.v[i]);
+		}
+		/* What the pre-link pipeline does with the whole module and a
+		 * partition could not: drop statics inlined into every caller,
+		 * merge the partitions' copies of small constants. */
+		LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+		LLVMErrorRef err = LLVMRunPasses(m, "globaldce,constmerge", NULL, pbo);
+		LLVMDisposePassBuilderOptions(pbo);
+		if (err) {
+			char *msg = LLVMGetErrorMessage(err);
+			*error = xasprintf("joining into %s: %s", out, msg);
+			LLVMDisposeErrorMessage(msg);
+			r = -1;
+		}
+	}
+	if (r == 0) {
+		char *msg = NULL;
+		size_t len = 0;
+		char *bytes = mtpc_thinlto_bitcode(m, &len, &msg);
+		if (!bytes) {
+			*error = xasprintf("writing %s: %s", out, msg ? msg : "failed");
+			free(msg);
+			r = -1;
+		} else if (mtpc_write_file(out, bytes, len, MTPC_WRITE_IF_CHANGED) < 0) {
+			*error = xasprintf("%s: cannot write", out);
+			r = -1;
+		}
+		free(bytes);
+	}
+	if (m)
+		LLVMDisposeModule(m);
+	LLVMContextDispose(ctx);
+	for (size_t i = 0; i < orig.n; i++)
+		free(orig.v[i].name);
+	free(orig.v);
+	return r;
+}
