@@ -90,12 +90,14 @@ int print_visibility(char *const *files, int nfiles, const char *out)
 	}
 	if (l.n)
 		qsort(l.v, l.n, sizeof *l.v, cmp_vis);
+	/* The first of each name is the most constraining (cmp_vis). Names are
+	 * freed only after the loop: each is compared with the one before. */
 	struct buf text = {0};
-	for (size_t i = 0; i < l.n; i++) {
+	for (size_t i = 0; i < l.n; i++)
 		if (i == 0 || strcmp(l.v[i].name, l.v[i - 1].name))
 			buf_printf(&text, "%s %s\n", l.v[i].vis == 1 ? "hidden" : "protected", l.v[i].name);
+	for (size_t i = 0; i < l.n; i++)
 		free(l.v[i].name);
-	}
 	free(l.v);
 	put_text(out, text.s ? text.s : "", text.len);
 	buf_free(&text);
