@@ -47,8 +47,16 @@ Commands
     link options, so every generator works (Unix Makefiles too). Needs Clang
     and lld 21 or newer.
 
+  Its C and C++ compiles run through ``mtpc-compile`` (their
+  ``<LANG>_COMPILER_LAUNCHER``; see ``MTPC_SPLIT_COMPILE``): a compile whose
+  IR is costly runs LLVM's pre-link pipeline in parallel partitions and
+  writes the same kind of ThinLTO object; every other compile runs exactly
+  as given. A target with a compiler launcher of its own (``ccache``, say)
+  keeps it, with one ``STATUS`` line, and its compiles are not split.
+
   For a static or
-  object library only the ``-flto=thin`` compile flag is added, so that an
+  object library only the ``-flto=thin`` compile flag is added (and the
+  compiler launcher), so that an
   enabled target linking it gets its objects as ThinLTO modules: enable the
   libraries that hold large sources too (``mtpc-link``'s summary line counts
   the native objects a link passes through unsplit).
@@ -146,6 +154,14 @@ Cache variables
   (at least two, and half of its last rebuilds): a relay costs an import
   step on every rebuild and saves nothing on a full build; ``always`` every
   module costing at least ``MTPC_RELAY_COST``; ``never``.
+``MTPC_SPLIT_COMPILE``
+  ``ON`` (the default): the compiles of enabled targets run through
+  ``mtpc-compile``, which splits those whose estimated cost is at least
+  ``MTPC_SPLIT_COST`` (the previous output's ThinLTO summary, else the
+  source's size) into ``MTPC_MAX_PARTITIONS`` partitions for LLVM's pre-link
+  pipeline, within the same job budget as the links. Compiles that
+  instrument in LLVM's pipeline, use profiles, CFI or a split LTO unit are
+  never split (``mtpc-compile --help``). ``OFF``: compiles are left alone.
 ``MTPC_SPLIT_THRESHOLD``
   Choose by size instead: bitcode bytes above which a module is split (0
   splits every module). Empty (the default): by cost.
@@ -193,7 +209,7 @@ Cache variables
 Variables that locate the tools (normally found automatically, relative to
 this file: ``<prefix>/bin`` in an installed tree):
 ``MTPC_LINK_EXECUTABLE``, ``MTPC_DISTRIBUTE_EXECUTABLE``,
-``MTPC_SPLIT_EXECUTABLE``, ``MTPC_CACHE_EXECUTABLE``, ``MTPC_NINJA_EXECUTABLE``
+``MTPC_COMPILE_EXECUTABLE``, ``MTPC_SPLIT_EXECUTABLE``, ``MTPC_CACHE_EXECUTABLE``, ``MTPC_NINJA_EXECUTABLE``
 (``dtlto`` mode's inner builds), ``MTPC_LLD_EXECUTABLE`` (``ld.lld`` next to
 the compiler by default). The MTPC tools are link dependencies
 of the enabled targets (``LINK_DEPENDS``): a new MTPC relinks them, and the
@@ -221,6 +237,7 @@ set(MTPC_RELAY_COST "" CACHE STRING
 set(MTPC_RELAY "auto" CACHE STRING
   "MTPC: relay modules not split: auto (when other modules' changes keep forcing their rebuild), always, never")
 set_property(CACHE MTPC_RELAY PROPERTY STRINGS auto always never)
+option(MTPC_SPLIT_COMPILE "MTPC: run a costly compile's pre-link pipeline in parallel partitions too (mtpc-compile)" ON)
 set(MTPC_SPLIT_THRESHOLD "" CACHE STRING
   "MTPC: choose by size instead: bitcode bytes above which a module is split (0: every module; empty: by cost)")
 option(MTPC_TYPE_UNITS "MTPC: compile partitions with DWARF type units (-fdebug-types-section)" ON)
@@ -254,6 +271,7 @@ _mtpc_find_tool(MTPC_LINK_EXECUTABLE mtpc-link ninja-gen)
 _mtpc_find_tool(MTPC_DISTRIBUTE_EXECUTABLE mtpc-distribute ninja-gen)
 _mtpc_find_tool(MTPC_SPLIT_EXECUTABLE mtpc-split splitter)
 _mtpc_find_tool(MTPC_CACHE_EXECUTABLE mtpc-cache cache)
+_mtpc_find_tool(MTPC_COMPILE_EXECUTABLE mtpc-compile ninja-gen)
 
 # The LLVM major version of MTPC's tools (MTPC_LLVM_VERSION, else mtpc-split --version),
 # or "" when unknown.
@@ -427,6 +445,72 @@ function(_mtpc_target_languages target out)
   set(${out} "${langs}" PARENT_SCOPE)
 endfunction()
 
+# The options every front end takes (mtpc-link, mtpc-distribute, mtpc-compile),
+# as "--name=value" words, for target (PARTITIONS, COST of mtpc_enable in
+# the caller's _MTPC_* variables).
+function(_mtpc_common_opts out)
+  set(parts "${MTPC_MAX_PARTITIONS}")
+  if(_MTPC_PARTITIONS)
+    set(parts ${_MTPC_PARTITIONS})
+  endif()
+  set(cost "${MTPC_SPLIT_COST}")
+  if(DEFINED _MTPC_COST AND NOT _MTPC_COST STREQUAL "")
+    set(cost ${_MTPC_COST})
+  endif()
+  set(opts --jobs=${MTPC_JOBS})
+  if(NOT "${parts}" STREQUAL "")
+    list(APPEND opts --partitions=${parts})
+  endif()
+  if(MTPC_EXECUTOR STREQUAL "slurm")
+    list(APPEND opts --executor=slurm)
+    foreach(word IN LISTS MTPC_SLURM_ARGS)
+      list(APPEND opts "--slurm-arg=${word}")
+    endforeach()
+  elseif(NOT MTPC_EXECUTOR STREQUAL "local")
+    message(FATAL_ERROR "MTPC_EXECUTOR is \"${MTPC_EXECUTOR}\"; expected local or slurm")
+  endif()
+  if(NOT cost STREQUAL "")
+    list(APPEND opts --cost-threshold=${cost})
+  endif()
+  if(MTPC_SPLIT_EXECUTABLE)
+    list(APPEND opts "--split-tool=${MTPC_SPLIT_EXECUTABLE}")
+  endif()
+  if(MTPC_CACHE)
+    list(APPEND opts "--cache=${MTPC_CACHE}")
+  endif()
+  foreach(word IN LISTS MTPC_LAUNCHER)
+    list(APPEND opts "--launcher=${word}")
+  endforeach()
+  set(${out} "${opts}" PARENT_SCOPE)
+endfunction()
+
+# mtpc-compile as the compiler launcher of target's C and C++ compiles
+# (MTPC_SPLIT_COMPILE): a compile whose IR is costly runs LLVM's pre-link
+# pipeline in parallel partitions. A target that has a compiler launcher of
+# its own (ccache, ...) keeps it, with one status line.
+function(_mtpc_compile_launcher target langs)
+  if(NOT MTPC_SPLIT_COMPILE OR NOT MTPC_COMPILE_EXECUTABLE OR NOT EXISTS "${MTPC_COMPILE_EXECUTABLE}")
+    return()
+  endif()
+  _mtpc_common_opts(opts)
+  if(MTPC_NINJA_EXECUTABLE)
+    list(APPEND opts "--ninja=${MTPC_NINJA_EXECUTABLE}")
+  elseif(CMAKE_GENERATOR MATCHES "^Ninja" AND CMAKE_MAKE_PROGRAM)
+    list(APPEND opts "--ninja=${CMAKE_MAKE_PROGRAM}")
+  endif()
+  foreach(lang IN ITEMS C CXX)
+    if(NOT lang IN_LIST langs)
+      continue()
+    endif()
+    get_target_property(own ${target} ${lang}_COMPILER_LAUNCHER)
+    if(own)
+      message(STATUS "MTPC: ${target} keeps its ${lang} compiler launcher (${own}); its compiles are not split")
+    else()
+      set_property(TARGET ${target} PROPERTY ${lang}_COMPILER_LAUNCHER "${MTPC_COMPILE_EXECUTABLE}" ${opts} --)
+    endif()
+  endforeach()
+endfunction()
+
 function(mtpc_enable target)
   cmake_parse_arguments(PARSE_ARGV 1 _MTPC "" "PARTITIONS;COST;THRESHOLD" "")
   if(_MTPC_UNPARSED_ARGUMENTS)
@@ -472,6 +556,7 @@ function(mtpc_enable target)
   target_compile_options(${target} PRIVATE
     $<$<AND:$<COMPILE_LANGUAGE:C>,$<C_COMPILER_ID:Clang>>:-flto=thin>
     $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:Clang>>:-flto=thin>)
+  _mtpc_compile_launcher(${target} "${langs}")
   if(type MATCHES "^(STATIC|OBJECT)_LIBRARY$")
     # Its objects are ThinLTO bitcode now, which a target linking them
     # without being enabled cannot link with the default linker.
@@ -480,36 +565,15 @@ function(mtpc_enable target)
   endif()
   target_link_options(${target} PRIVATE -flto=thin -fuse-ld=lld)
 
-  set(parts "${MTPC_MAX_PARTITIONS}")
-  if(_MTPC_PARTITIONS)
-    set(parts ${_MTPC_PARTITIONS})
-  endif()
   set(threshold "${MTPC_SPLIT_THRESHOLD}")
   if(DEFINED _MTPC_THRESHOLD AND NOT _MTPC_THRESHOLD STREQUAL "")
     set(threshold ${_MTPC_THRESHOLD})
   endif()
-  set(cost "${MTPC_SPLIT_COST}")
-  if(DEFINED _MTPC_COST AND NOT _MTPC_COST STREQUAL "")
-    set(cost ${_MTPC_COST})
-  endif()
   # The options mtpc-link and mtpc-distribute share, as "--name=value" words.
-  set(opts --jobs=${MTPC_JOBS} "--llvm-bin=${_MTPC_LLVM_BIN}")
-  if(NOT "${parts}" STREQUAL "")
-    list(APPEND opts --partitions=${parts})
-  endif()
-  if(MTPC_EXECUTOR STREQUAL "slurm")
-    list(APPEND opts --executor=slurm)
-    foreach(word IN LISTS MTPC_SLURM_ARGS)
-      list(APPEND opts "--slurm-arg=${word}")
-    endforeach()
-  elseif(NOT MTPC_EXECUTOR STREQUAL "local")
-    message(FATAL_ERROR "MTPC_EXECUTOR is \"${MTPC_EXECUTOR}\"; expected local or slurm")
-  endif()
+  _mtpc_common_opts(opts)
+  list(APPEND opts "--llvm-bin=${_MTPC_LLVM_BIN}")
   if(NOT threshold STREQUAL "")
     list(APPEND opts --threshold=${threshold})
-  endif()
-  if(NOT cost STREQUAL "")
-    list(APPEND opts --cost-threshold=${cost})
   endif()
   if(NOT MTPC_RELAY_COST STREQUAL "")
     list(APPEND opts --relay-cost=${MTPC_RELAY_COST})
@@ -522,17 +586,8 @@ function(mtpc_enable target)
   if(NOT MTPC_TYPE_UNITS)
     list(APPEND opts --no-type-units)
   endif()
-  if(MTPC_SPLIT_EXECUTABLE)
-    list(APPEND opts "--split-tool=${MTPC_SPLIT_EXECUTABLE}")
-  endif()
-  if(MTPC_CACHE)
-    list(APPEND opts "--cache=${MTPC_CACHE}")
-  endif()
   foreach(word IN LISTS MTPC_SPLIT_ARGS)
     list(APPEND opts "--split-arg=${word}")
-  endforeach()
-  foreach(word IN LISTS MTPC_LAUNCHER)
-    list(APPEND opts "--launcher=${word}")
   endforeach()
   get_property(mode GLOBAL PROPERTY _MTPC_LINK_MODE)
   if(mode STREQUAL "dtlto")

@@ -36,6 +36,9 @@
 #define MOD_DYNDEP "split.dd"    /* the split's dyndep file */
 #define MOD_COUNT "split.n"      /* partitions used ("0 unused": not linked) */
 #define MOD_SLOT_FMT "p%d.o"     /* partition i's object */
+#define MOD_UNSPLIT "unsplit"    /* present while the module's merge or join fell
+                                  * back to the unsplit compile after its split
+                                  * succeeded (a slot or the join failed) */
 
 /* The inner directory. */
 #define INNER_REGULAR_LTO "regular-lto.o"

@@ -209,15 +209,24 @@ static void apply_type_resolutions(Module &M, const ModuleSummaryIndex &index)
 	MPM.run(M, MAM);
 }
 
-extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
-				LLVMModuleRef *out, char **error)
+// The targets the import's backend configuration and a summary's module-asm
+// symbols (ModuleSymbolTable parses inline asm with the target's asm parser,
+// and crashes without one) need; once per process.
+static void init_targets()
 {
 	static std::once_flag targets_once;
 	std::call_once(targets_once, [] {
 		InitializeAllTargetInfos();
 		InitializeAllTargets();
 		InitializeAllTargetMCs();
+		InitializeAllAsmParsers();
 	});
+}
+
+extern "C" int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
+				LLVMModuleRef *out, char **error)
+{
+	init_targets();
 	LLVMContext &C = *unwrap(ctx);
 	// clang's backend context uniques ODR debug types; the importer relies on it.
 	C.enableDebugTypeODRUniquing();
@@ -898,6 +907,7 @@ extern "C" char *mtpc_virtual_lines(LLVMModuleRef module, char **error)
 // same way, so that the thin link reads it as clang's own object.
 extern "C" char *mtpc_thinlto_bitcode(LLVMModuleRef module, size_t *len, char **error)
 {
+	init_targets();
 	Module &M = *unwrap(module);
 	LoopAnalysisManager LAM;
 	FunctionAnalysisManager FAM;

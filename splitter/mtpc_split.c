@@ -206,6 +206,15 @@ static void load_input(const struct options *o, LLVMContextRef ctx, char **diag,
 		if (bad)
 			mtpc_fatal("%s: invalid or unsupported bitcode (LLVM " LLVM_MAJOR " expected): %s", o->input,
 				   *diag ? *diag : "unknown error");
+		/* A compile's module (its summary is written after the join):
+		 * once a function that takes an ifunc's address is no longer
+		 * inlined into its callers (they are in other partitions), the
+		 * thin link of LLVM 19 and 22 can crash in its dead-symbol
+		 * analysis on the joined summary where the unsplit one links. */
+		if (LLVMGetFirstGlobalIFunc(mb->m))
+			mtpc_fatal("%s: defines ifuncs (%s, ...), whose users' summaries can crash the thin link "
+				   "once split; not split before the thin link", o->input,
+				   LLVMGetValueName2(LLVMGetFirstGlobalIFunc(mb->m), &(size_t){0}));
 	}
 	if (o->ipo) {
 		double t0 = mtpc_now();

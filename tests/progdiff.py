@@ -42,6 +42,10 @@ FLAG_SETS = {
 }
 
 
+# Flags that are not a flag set of their own: -O2 only (tests/test_build_compile.py).
+NO_FLAGS = {"none": ([], [], False, False)}
+
+
 def run(cmd, timeout=120, cwd=None, env=None):
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=env)
@@ -126,15 +130,35 @@ def _why(stderr):
     return (err or lines or ["(no output)"])[0][:300]
 
 
-def _compile(prog, srcs, flags, work, suffix):
+def _compile(prog, srcs, flags, work, suffix, launcher=()):
     objs = []
     for k, (src, extra) in enumerate(srcs):
         obj = work / f"{src.stem}.{k}{suffix}"
-        r = run([prog.driver, *flags, *prog.cflags, *extra, "-c", src, "-o", obj])
+        r = run([*launcher, prog.driver, *flags, *prog.cflags, *extra, "-c", src, "-o", obj])
+        if r.returncode != 0 and launcher:
+            raise Fail(f"mtpc-compile of {src.name} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
         if r.returncode != 0:
             raise Skip(f"{src.name} does not compile with {flags}: {_why(r.stderr)}")
+        if launcher and ("warning" in r.stdout + r.stderr or "fallback" in r.stdout):
+            raise Fail(f"mtpc-compile of {src.name} fell back or warned:\n{r.stdout}{r.stderr}")
         objs.append(obj)
     return objs
+
+
+def mtpc_compile_cmd(work, partitions=PARTITIONS, build=None):
+    """The prefix that compiles through mtpc-compile, splitting every ThinLTO compile it can
+    (--cost-threshold 0) into up to `partitions`."""
+    _, split = mtpc_tools(build)
+    return [split.parent.parent / "ninja-gen" / "mtpc-compile", "--cost-threshold", "0",
+            "--partitions", partitions, "--jobs", "2", "--cache", pathlib.Path(work) / "plans.sqlite",
+            "--split-tool", split, "--quiet", "--"]
+
+
+def compile_splits(objs):
+    """Partitions of each compile mtpc-compile split for the objects (their inner builds
+    <obj>.mtpc); 0 for one it compiled as given."""
+    return [int(next(pathlib.Path(f"{o}.mtpc").glob("mod/*/split.n")).read_text())
+            if pathlib.Path(f"{o}.mtpc").is_dir() else 0 for o in objs]
 
 
 def _link(prog, link, split_objs, main_objs, d, shared, how, mtpc=None):
@@ -182,18 +206,27 @@ def _profile(prog, work, shared):
             "-Wno-profile-instr-out-of-date", "-Wno-backend-plugin"]
 
 
-def compare(prog, flagset, work, mode="link", build=None):
+def compare(prog, flagset, work, mode="link", build=None, split_compile=False):
     """Build prog plain and through MTPC with FLAG_SETS[flagset], run both, compare. Returns the
-    partition counts of the split modules; raises Skip or Fail."""
+    partition counts of the split modules; raises Skip or Fail. mode "plain" links the MTPC
+    build as plain ThinLTO does. split_compile: the MTPC build's objects are compiled through
+    mtpc-compile (the counts are then those of its compiles, see compile_splits, followed by
+    the link's)."""
     work = pathlib.Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    flags, link_only, shared, pgo = FLAG_SETS[flagset]
+    flags, link_only, shared, pgo = {**NO_FLAGS, **FLAG_SETS}[flagset]
     shared = shared or prog.shared
     flags = ["-O2", *flags, *(["-fPIC"] if prog.shared else [])]
     if pgo:
         flags += _profile(prog, work, shared)
     split_objs = _compile(prog, prog.split_srcs, [*flags, "-flto=thin"], work, ".o")
     main_objs = _compile(prog, prog.main_srcs, [*flags, "-flto=thin"], work, ".o")
+    mt_split_objs, mt_main_objs, compiled = split_objs, main_objs, []
+    if split_compile:
+        wrap = mtpc_compile_cmd(work, build=build)
+        mt_split_objs = _compile(prog, prog.split_srcs, [*flags, "-flto=thin"], work, ".mc.o", wrap)
+        mt_main_objs = _compile(prog, prog.main_srcs, [*flags, "-flto=thin"], work, ".mc.o", wrap)
+        compiled = compile_splits(mt_split_objs + mt_main_objs)
     link = [prog.driver, *flags, "-flto=thin", "-fuse-ld=lld", *link_only, *prog.ldflags]
 
     def mtpc(cmd, target):
@@ -212,16 +245,25 @@ def compare(prog, flagset, work, mode="link", build=None):
         if "fallback" in r.stdout + r.stderr or "warning" in r.stderr:
             raise Fail(f"the MTPC link fell back or warned:\n{r.stdout}{r.stderr}")
 
+    def plain_link(cmd, target):  # mode "plain": the objects of mtpc-compile, linked as given
+        must([*cmd, target], "the plain link of mtpc-compile's objects")
+
     outs = {}
     for how in ("plain", "mtpc"):
-        exe, target = _link(prog, link, split_objs, main_objs, work / how, shared, how,
-                            mtpc if how == "mtpc" else None)
+        mt = how == "mtpc"
+        exe, target = _link(prog, link, mt_split_objs if mt else split_objs,
+                            mt_main_objs if mt else main_objs, work / how, shared, how,
+                            None if not mt else mtpc if mode != "plain" else plain_link)
         # What the program exports: the dynamic symbols of the executable and of the
         # library. Also the global symbols of their static tables, except with section GC:
         # there lld drops from the static table of an executable the symbols that bitcode
         # defines and no regular object references, and MTPC's final link sees only
-        # regular (native) objects.
-        static = [] if "--gc-sections" in " ".join(link_only) else [exported(exe)]
+        # regular (native) objects. Nor with split_compile: the pre-link pipeline of a
+        # partition inlines less across partitions, so the thin link exports (keeps global,
+        # hidden from the dynamic table) functions for import that the unsplit compile had
+        # inlined and the thin link internalized: the static table names them, as it would
+        # after any other change of the pre-link inliner's decisions.
+        static = [] if "--gc-sections" in " ".join(link_only) or split_compile else [exported(exe)]
         if shared and static:
             static.append(exported(target))
         outs[how] = (execute([exe, *prog.args]),
@@ -240,7 +282,7 @@ def compare(prog, flagset, work, mode="link", build=None):
                    + "".join(delta(a, b) for a, b in zip(plain_exe, mt_exe) if a != b)
                    + (delta(plain_dyn or [], mt_dyn or []) if mt_dyn != plain_dyn else ""))
     target = work / "mtpc" / ("libprog.so" if shared else "prog")
-    return split_counts(target)
+    return compiled + split_counts(target)
 
 
 def _stub(prog, work):

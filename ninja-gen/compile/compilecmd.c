@@ -103,15 +103,21 @@ static int c_or_cxx_source(const char *path)
 	return 0;
 }
 
-/* One -fsanitize= list: a pipeline sanitizer makes the compile unsplittable. */
-static int pipeline_sanitizer(const char *list)
+/* One -fsanitize= list: 2 when it names a pipeline sanitizer (the compile
+ * is not split), 1 when it names CFI (which writes a split LTO unit by
+ * default), else 0. */
+static int sanitizer_kind(const char *list)
 {
 	char *copy = xstrdup(list), *save = NULL;
-	int hit = 0;
-	for (char *s = strtok_r(copy, ",", &save); s && !hit; s = strtok_r(NULL, ",", &save))
-		hit = in_list(pipeline_sanitizers, s);
+	int kind = 0;
+	for (char *s = strtok_r(copy, ",", &save); s && kind < 2; s = strtok_r(NULL, ",", &save)) {
+		if (in_list(pipeline_sanitizers, s))
+			kind = 2;
+		else if (!strncmp(s, "cfi", 3))
+			kind = 1;
+	}
 	free(copy);
-	return hit;
+	return kind;
 }
 
 int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
@@ -124,6 +130,12 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 	size_t n = cc->args.n;
 	cc->drop = xcalloc(n + 1, 1);
 	int compile = 0, lto = 0, sources = 0, lang_ok = 1;
+	/* A split LTO unit (two modules in one object, for CFI and whole-program
+	 * devirtualization) is written by ThinLTO's bitcode writer from the
+	 * whole module; a partition cannot write its share of it. Clang splits
+	 * by default under CFI or -fwhole-program-vtables; the last
+	 * -f[no-]split-lto-unit wins. */
+	int split_unit = -1, split_default = 0;
 	for (size_t i = 1; i < n; i++) {
 		const char *w = cc->args.v[i];
 		if (w[0] != '-') {
@@ -176,8 +188,16 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 			lto = 0;
 		else if (!strncmp(w, "-O", 2) && strlen(w) <= 3)
 			snprintf(cc->opt, sizeof cc->opt, "%s", w[2] ? w + 2 : "1");
-		else if (!strncmp(w, "-fsanitize=", 11) && pipeline_sanitizer(w + 11))
-			cc->why_not = "uses a sanitizer that instruments in LLVM's pipeline";
+		else if (!strcmp(w, "-fsplit-lto-unit") || !strcmp(w, "-fno-split-lto-unit"))
+			split_unit = w[2] == 's';
+		else if (!strcmp(w, "-fwhole-program-vtables"))
+			split_default = 1;
+		else if (!strncmp(w, "-fsanitize=", 11)) {
+			int kind = sanitizer_kind(w + 11);
+			if (kind == 2)
+				cc->why_not = "uses a sanitizer that instruments in LLVM's pipeline";
+			split_default |= kind == 1;
+		}
 		for (size_t k = 0; k < sizeof blockers / sizeof blockers[0] && !cc->why_not; k++) {
 			const char *p = blockers[k].prefix;
 			size_t l = strlen(p);
@@ -187,7 +207,9 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 		}
 	}
 	if (!cc->why_not) {
-		if (!compile)
+		if (split_unit == 1 || (split_unit < 0 && split_default))
+			cc->why_not = "writes a split LTO unit (CFI, -fwhole-program-vtables or -fsplit-lto-unit)";
+		else if (!compile)
 			cc->why_not = "does not compile to an object (-c)";
 		else if (!lto)
 			cc->why_not = "is not a ThinLTO compile (-flto=thin)";

@@ -70,6 +70,9 @@ static const char usage[] =
 	"  --split-arg WORD    pass WORD to mtpc-split (repeat for several)\n"
 	"  --split-tool PATH   mtpc-split to run (default: next to mtpc-compile)\n"
 	"  --ninja PATH        ninja to run (default: ninja on PATH)\n"
+	"  --launcher WORD     command prefix of the partition compiles (repeat\n"
+	"                      for several words)\n"
+	INNER_EXECUTOR_HELP
 	"  --verbose           show the inner build's commands\n"
 	"  --quiet             no progress lines\n"
 	"  -h, --help          this help\n"
@@ -95,15 +98,20 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	};
 	memset(o, 0, sizeof *o);
 	inner_opts_init(&o->in);
-	int c;
+	int c, li = 0;
 	opterr = 0;
 	/* "+": stop at the first word that is not an option (the compiler). */
-	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", longopts, &li)) != -1) {
 		switch (c) {
 		case 'h': fputs(usage, stdout); exit(0);
 		case O_QUIET: o->quiet = 1; break;
 		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
 		case '?': mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
+		case INNER_O_THRESHOLD: case INNER_O_RELAY: case INNER_O_RELAY_MODE: case INNER_O_MIN_COST:
+		case INNER_O_LLVM_BIN: case INNER_O_DIR: case INNER_O_NO_TYPE_UNITS:
+			/* the link front ends' options that mean nothing to a compile */
+			mtpc_error("--%s is not an option of mtpc-compile (see --help)", longopts[li].name);
+			return -1;
 		default:
 			if (inner_opt(&o->in, c, optarg) != 0)
 				return -1;
@@ -258,15 +266,13 @@ static int run_split(const struct opts *o, const struct compilecmd *cc, const ch
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
 					.quiet = o->quiet};
 		if (inner_run(&o->in, &b) == 0 && mtpc_copy_file(native_abs, out, MTPC_WRITE_IF_CHANGED) == 0) {
-			char *np = xasprintf("%s/%s/" MOD_COUNT, inner, m->dir), *text = NULL;
-			size_t len;
-			int n = mtpc_read_file(np, &text, &len) == 0 ? atoi(text) : 0;
-			printf("mtpc-compile: %s: %d partition%s, cost %lld instructions%s, %.2f s\n",
-			       mtpc_base_name(out), n, n == 1 ? "" : "s", cost, measured ? " (measured)" : " (estimated)",
+			int n = graph_split_result(&gc, m);
+			char parts[32];
+			snprintf(parts, sizeof parts, "%d partition%s", n, n == 1 ? "" : "s");
+			printf("mtpc-compile: %s: %s, cost %lld instructions%s, %.2f s\n", mtpc_base_name(out),
+			       n > 0 ? parts : "unsplit (fallback)", cost, measured ? " (measured)" : " (estimated)",
 			       mtpc_now() - t0);
 			fflush(stdout);
-			free(text);
-			free(np);
 			status = 0;
 		} else {
 			mtpc_warn("the split compile of %s failed; compiling it unsplit", out);

@@ -256,16 +256,8 @@ void inner_summary(FILE *f, const struct graph *g, const struct graph_conf *gc, 
 	for (size_t i = 0; i < g->nmods; i++) {
 		if (!g->mods[i].split)
 			continue;
-		char *np = xasprintf("%s/mod/%s/split.n", gc->inner, g->mods[i].key), *text;
-		size_t len;
-		int n = -1, unused = 0;
-		if (mtpc_read_file(np, &text, &len) == 0) {
-			n = atoi(text);
-			unused = strstr(text, "unused") != NULL;
-			free(text);
-		}
-		free(np);
-		if (unused) {
+		int n = graph_split_result(gc, &g->mods[i]);
+		if (n < 0) {
 			nunused++;
 			continue;
 		}

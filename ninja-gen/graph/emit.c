@@ -196,6 +196,7 @@ static void final_cmd(const struct graph_conf *gc, const struct graph_codegen *c
 		step_arg(cmd, STEP_JOIN, OPT_MODULE, m->path);
 		step_arg(cmd, STEP_JOIN, OPT_DIR, m->dir);
 		step_arg(cmd, STEP_JOIN, OPT_OUT, native);
+		step_arg(cmd, STEP_JOIN, OPT_CWD, gc->outer_cwd);
 		step_command(cmd);
 		strv_addv(cmd, &cg->fallback);
 		return;

@@ -199,6 +199,12 @@ void graph_name_modules(struct graph *g);
 /* "<dir>/native.o" of m: what the module's edges end in; heap string. */
 char *graph_native(const struct module *m);
 
+/* What became of split module m after an inner build in gc->inner: the
+ * partitions it was compiled in, 0 when it was compiled unsplit after all
+ * (the split, a slot or the join failed), -1 when the link does not use
+ * it (split.n "0 unused") or nothing is known. */
+int graph_split_result(const struct graph_conf *gc, const struct module *m);
+
 /* Write build.ninja (creating the inner dir and the modules' directories),
  * only if changed. Returns 0 or -1 after an error message. */
 int graph_write(const struct graph_conf *gc, const struct graph *g);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 char *graph_module_key(const char *abs_path)
 {
@@ -120,4 +121,23 @@ void graph_free(struct graph *g)
 	buf_free(&g->ninja);
 	free(g->output);
 	free(g->dwp);
+}
+
+int graph_split_result(const struct graph_conf *gc, const struct module *m)
+{
+	/* m->dir is relative to the inner dir, or absolute (gc->prefix) */
+	const char *in = m->dir[0] == '/' ? "" : gc->inner, *sep = m->dir[0] == '/' ? "" : "/";
+	char *np = xasprintf("%s%s%s/" MOD_COUNT, in, sep, m->dir), *text = NULL;
+	char *up = xasprintf("%s%s%s/" MOD_UNSPLIT, in, sep, m->dir);
+	size_t len;
+	int n = -1;
+	if (mtpc_read_file(np, &text, &len) == 0) {
+		n = strstr(text, "unused") ? -1 : atoi(text);
+		if (n > 0 && access(up, F_OK) == 0)
+			n = 0;
+		free(text);
+	}
+	free(np);
+	free(up);
+	return n;
 }

@@ -90,9 +90,11 @@ static const struct {
 		       "The pre-link partitions of a compile's split (DIR/p<i>.o) joined into FILE\n"
 		       "(mtpc-split --join: the split's promotions undone, one ThinLTO object with\n"
 		       "its summary). After a failed split or a failed slot, or when the join\n"
-		       "fails: one warning, and the command (the plain compile) writes FILE.",
+		       "fails: the command (the plain compile) writes FILE, run in --cwd (the\n"
+		       "compile's directory), with one warning (the split's or the slot's own, or\n"
+		       "the join's).",
 		       "<the plain compile, writing FILE>",
-		       BIT(OPT_TOOL) | BIT(OPT_MODULE) | BIT(OPT_DIR) | BIT(OPT_OUT),
+		       BIT(OPT_TOOL) | BIT(OPT_MODULE) | BIT(OPT_DIR) | BIT(OPT_OUT) | BIT(OPT_CWD),
 		       BIT(OPT_TOOL) | BIT(OPT_MODULE) | BIT(OPT_DIR) | BIT(OPT_OUT), 1},
 	[STEP_RUN] = {"--run-step", "Runs the command in DIR (the final link, in the outer build's directory).",
 		      "<command>", BIT(OPT_CWD), 0, 1},

@@ -2,6 +2,7 @@
  * output in only if it changed (so that Ninja's restat stops the rebuild
  * there), and telling a full disk from a compiler's failure. */
 #include "steps_int.h"
+#include "inner_dir.h"
 #include "util.h"
 
 #include <errno.h>
@@ -57,4 +58,14 @@ const char *out_of_space(const char *msg)
 		if (strstr(msg, strerror(codes[i])))
 			return strerror(codes[i]);
 	return NULL;
+}
+
+void mark_unsplit(const char *dir, int unsplit)
+{
+	char *p = xasprintf("%s/" MOD_UNSPLIT, dir);
+	if (unsplit)
+		(void)mtpc_write_file(p, "unsplit\n", 8, MTPC_WRITE_IF_CHANGED);
+	else
+		(void)unlink(p);
+	free(p);
 }

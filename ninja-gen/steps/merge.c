@@ -77,6 +77,7 @@ static int merge_unsplit(const struct step_args *s, const char *why)
 		return 1;
 	}
 	mtpc_warn("%s: %s; compiling it unsplit", s->dir, why);
+	mark_unsplit(s->dir, 1);
 	int st = proc_run(s->cmd, NULL, NULL, NULL);
 	return st ? st : take_backend(s);
 }
@@ -87,6 +88,7 @@ int merge_step(const struct step_args *s)
 		mtpc_error("--merge-step: --names takes 'once', not '%s'", s->names);
 		return 2;
 	}
+	mark_unsplit(s->dir, 0);
 	char *np = xasprintf("%s/" MOD_COUNT, s->dir), *text = NULL;
 	size_t len;
 	int n = -1, r = 1;

@@ -20,6 +20,10 @@ int take_dwo(const char *dwo);
  * must fail the step, so the next build retries it), or NULL. */
 const char *out_of_space(const char *msg);
 
+/* Mark module directory dir as compiled unsplit after all (MOD_UNSPLIT),
+ * or clear the mark: the front ends' summaries read it. */
+void mark_unsplit(const char *dir, int unsplit);
+
 /* The checked compile of the backend and slot steps: s->cmd writes
  * s->out.tmp, moved in only if changed. *seconds: its CPU; *bytes: the
  * object's size; *machine: the failure was the machine's, not the

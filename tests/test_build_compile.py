@@ -1,0 +1,288 @@
+"""mtpc-compile (issue: split the compile step): a costly ThinLTO compile runs LLVM's pre-link
+pipeline in partitions and joins them into one ThinLTO object; every other compile runs
+exactly as given.
+
+* meaning: every C and C++ hazard fixture (tests/hazards/, with its main and peers) compiled
+  through mtpc-compile with every compile split (--cost-threshold 0, 4 partitions) behaves
+  like the plain ThinLTO build and exports the same symbols, linked plainly and through
+  mtpc-link, under the flag sets that can be split (progdiff.FLAG_SETS); those that cannot
+  (CFI, -fwhole-program-vtables, -fsplit-lto-unit, profiles, pipeline sanitizers) compile as
+  given, byte for byte;
+* exactness: a compile that is not split writes the bytes the plain compile writes;
+* determinism: the same compile in two directories writes byte-identical objects;
+* failures: a failing split or join falls back to the plain compile with one warning; a
+  compiler error is the compile's own (no fallback, no warning);
+* the depfile names the real output; an edit of one function recompiles only its partition;
+* concurrent split compiles stay within the machine's job budget;
+* CMake: mtpc_enable() sets mtpc-compile as the compiler launcher (MTPC_SPLIT_COMPILE)."""
+import filecmp
+import os
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+import progdiff as pd
+import splitlib as sl
+from conftest import BUILD, llvm_tool, run, tool
+from test_build_jobs import max_concurrency
+
+FIXTURES = [fx for fx in sl.all_fixtures() if fx.path.suffix != ".ll"]
+# The fixtures the other flag sets run on: the C++ ones, address identity, TLS, debug info.
+FLAGGED = [fx for fx in FIXTURES if fx.name in
+           ("cxx_eh_rtti", "comdats", "linkonce_odr", "tls", "alias_identity", "aliases_ifuncs",
+            "debuginfo", "promoted_internals")]
+CASES = ([("none", fx, mode) for mode in ("plain", "link") for fx in FIXTURES]
+         + [(fs, fx, "plain") for fs in ("hidden", "gz", "pic-shared", "gc-sections")
+            for fx in FLAGGED])
+
+
+def program_of(fx):
+    split = [(src, sl.lang_flags(src)) for src in fx.modules]
+    main = [(fx.main, sl.lang_flags(fx.main))] if fx.main else []
+    return pd.Program(split, main, cxx=fx.is_cxx, cflags=fx.cflags, ldflags=fx.ldflags,
+                      shared=fx.shared)
+
+
+def declines(fx):
+    """Why mtpc-compile does not split the fixture's modules, or None: a sanitizer that
+    instruments in LLVM's pipeline, or ifuncs (the thin link crashes on some summaries of
+    split ifunc users)."""
+    if any(f.startswith("-fsanitize=address") for f in fx.cflags):
+        return "sanitizer"
+    if any("ifunc" in m.read_text() for m in fx.modules):
+        return "ifunc"
+    return None
+
+
+@pytest.mark.parametrize("flagset,fx,mode", CASES,
+                         ids=[f"{fs}-{fx.name}-{mode}" for fs, fx, mode in CASES])
+def test_split_compile_means_the_same(flagset, fx, mode, tmp_path):
+    why = declines(fx)
+    try:
+        counts = pd.compare(program_of(fx), flagset, tmp_path, mode, split_compile=True)
+    except pd.Skip as e:
+        pytest.skip(str(e))
+    except pd.Fail as e:
+        if why == "ifunc" and "defines ifuncs" in str(e) and "compiling it unsplit" in str(e):
+            return  # declined with one warning, as it must
+        pytest.fail(str(e), pytrace=False)
+    compiled = counts[:len(fx.modules)]
+    if why:
+        assert why == "sanitizer" and max(compiled) == 0, f"{why}: split anyway: {compiled}"
+        return
+    assert max(compiled) >= min(2, fx.min_parts), \
+        f"mtpc-compile split no module in {min(2, fx.min_parts)} or more: {compiled}"
+
+
+def compile_cmd(src, obj, *flags):
+    driver = llvm_tool("clang++" if src.suffix == ".cpp" else "clang")
+    return [driver, "-O2", *flags, "-c", src, "-o", obj]
+
+
+def mtpc_compile(tmp_path, cmd, *opts, check=True, env=None, cwd=None):
+    return run([tool("mtpc-compile"), "--cache", tmp_path / "plans.sqlite", "--partitions", "4",
+                "--jobs", "2", *opts, "--", *cmd], check=check, env=env, cwd=cwd)
+
+
+def big_source(path, funcs=24, changed=-1):
+    """A C program of `funcs` independent functions (function `changed` edited)."""
+    body = "".join(f"int f{i}(int x) {{ int s = 0; for (int k = 0; k < x; k++) "
+                   f"s += (k * {i + 3 + (i == changed)}) ^ (s >> 2); return s + {i}; }}\n"
+                   for i in range(funcs))
+    calls = " + ".join(f"f{i}(argc + {i})" for i in range(funcs))
+    path.write_text(f"#include <stdio.h>\n{body}int main(int argc, char **argv) "
+                    f"{{ (void)argv; printf(\"%d\\n\", {calls}); return 0; }}\n")
+    return path
+
+
+UNSPLIT = [
+    ("below the cost threshold", [], ()),
+    ("not ThinLTO", [], ("--cost-threshold", "0")),
+    ("full LTO", ["-flto"], ("--cost-threshold", "0")),
+    ("CFI", ["-flto=thin", "-fsanitize=cfi", "-fvisibility=hidden"], ("--cost-threshold", "0")),
+    ("WPD", ["-flto=thin", "-fwhole-program-vtables"], ("--cost-threshold", "0")),
+    ("split LTO unit", ["-flto=thin", "-fsplit-lto-unit"], ("--cost-threshold", "0")),
+    ("IR instrumentation", ["-flto=thin", "-fprofile-generate"], ("--cost-threshold", "0")),
+    ("ASan", ["-flto=thin", "-fsanitize=address"], ("--cost-threshold", "0")),
+    ("assembly", ["-flto=thin", "-S"], ("--cost-threshold", "0")),
+    ("one partition", ["-flto=thin"], ("--cost-threshold", "0", "--partitions", "1")),
+]
+
+
+@pytest.mark.parametrize("why,flags,opts", UNSPLIT, ids=[u[0] for u in UNSPLIT])
+def test_unsplit_compiles_are_exact(why, flags, opts, tmp_path):
+    src = big_source(tmp_path / "big.c")
+    if why == "below the cost threshold":
+        flags = ["-flto=thin"]
+    plain, mc = tmp_path / "plain.o", tmp_path / "mc.o"
+    run(compile_cmd(src, plain, *flags))
+    r = mtpc_compile(tmp_path, compile_cmd(src, mc, *flags), *opts)
+    assert filecmp.cmp(plain, mc, shallow=False), f"{why}: not the plain compile's bytes"
+    assert not pathlib.Path(f"{mc}.mtpc").exists(), f"{why}: split anyway"
+    assert r.stderr == "" and r.stdout == "", r.stdout + r.stderr
+
+
+def test_deterministic_and_runs(tmp_path):
+    """The same compile (relative paths) in two directories, the second with other --jobs."""
+    objs = []
+    for d, jobs in (("a", "2"), ("b", "1")):
+        (tmp_path / d).mkdir()
+        big_source(tmp_path / d / "big.c")
+        r = mtpc_compile(tmp_path / d, compile_cmd(pathlib.Path("big.c"), "big.o", "-flto=thin"),
+                         "--cost-threshold", "0", "--jobs", jobs, cwd=tmp_path / d)
+        assert re.search(r"big\.o: 4 partitions", r.stdout), r.stdout
+        objs.append(tmp_path / d / "big.o")
+    assert filecmp.cmp(*objs, shallow=False), "two directories, two objects"
+    # a ThinLTO object with its summary, which a plain ThinLTO link takes
+    prog = tmp_path / "prog"
+    run([llvm_tool("clang"), "-O2", "-flto=thin", "-fuse-ld=lld", objs[0], "-o", prog])
+    ref = tmp_path / "ref.o"
+    run(compile_cmd(tmp_path / "a" / "big.c", ref, "-flto=thin"))
+    run([llvm_tool("clang"), "-O2", "-flto=thin", "-fuse-ld=lld", ref, "-o", tmp_path / "ref"])
+    assert run([prog]).stdout == run([tmp_path / "ref"]).stdout
+
+
+def failing_split_tool(tmp_path, when):
+    """mtpc-split, except that it fails when one of its arguments is `when`."""
+    p = tmp_path / "split.sh"
+    p.write_text(f"#!/bin/sh\nfor a; do [ \"$a\" = '{when}' ] && {{ echo broken >&2; exit 1; }}; done\n"
+                 f"exec '{tool('mtpc-split')}' \"$@\"\n")
+    p.chmod(0o755)
+    return p
+
+
+@pytest.mark.parametrize("when", ["-o", "--join"])
+def test_failure_falls_back_with_one_warning(when, tmp_path):
+    src = big_source(tmp_path / "big.c")
+    plain, mc = tmp_path / "plain.o", tmp_path / "mc.o"
+    run(compile_cmd(src, plain, "-flto=thin"))
+    r = mtpc_compile(tmp_path, compile_cmd(src, mc, "-flto=thin"), "--cost-threshold", "0",
+                     "--split-tool", failing_split_tool(tmp_path, when))
+    # the inner build's messages come on stdout, as Ninja shows a step's output
+    warnings = [l for l in (r.stdout + r.stderr).splitlines() if "warning" in l]
+    assert len(warnings) == 1 and "mc.o" in warnings[0] and "unsplit" in warnings[0], r.stdout + r.stderr
+    assert "mc.o: unsplit (fallback)" in r.stdout
+    if when == "-o":  # nothing of the split is used: the plain compile's bytes
+        assert filecmp.cmp(plain, mc, shallow=False)
+    run([llvm_tool("clang"), "-flto=thin", "-fuse-ld=lld", mc, "-o", tmp_path / "prog"])
+
+
+def test_compiler_error_is_the_compiles_own(tmp_path):
+    src = tmp_path / "bad.c"
+    src.write_text("int f(void) { return undeclared; }\n")
+    r = mtpc_compile(tmp_path, compile_cmd(src, tmp_path / "bad.o", "-flto=thin"),
+                     "--cost-threshold", "0", check=False)
+    assert r.returncode != 0
+    assert r.stderr.count("use of undeclared identifier") == 1, r.stderr
+    assert "warning" not in r.stdout + r.stderr and not (tmp_path / "bad.o").exists()
+
+
+def test_depfile_names_the_output(tmp_path):
+    (tmp_path / "inc.h").write_text("#define K 7\n")
+    src = big_source(tmp_path / "big.c")
+    src.write_text('#include "inc.h"\n' + src.read_text())
+    obj = tmp_path / "out" / "big.o"
+    obj.parent.mkdir()
+    mtpc_compile(tmp_path, compile_cmd(src, obj, "-flto=thin", "-MD", "-MF", tmp_path / "big.d"),
+                 "--cost-threshold", "0")
+    dep = (tmp_path / "big.d").read_text()
+    assert dep.startswith(f"{obj}:"), dep
+    assert "inc.h" in dep and "big.c" in dep
+    assert pathlib.Path(f"{obj}.mtpc").is_dir()
+
+
+def partition_runs(obj):
+    """The partition compiles (pN.o) the inner build of obj has run, from its .ninja_log."""
+    log = pathlib.Path(f"{obj}.mtpc") / ".ninja_log"
+    return [l.split("\t")[3] for l in log.read_text().splitlines()[1:]
+            if re.search(r"/p\d+\.o$", l.split("\t")[3])]
+
+
+def test_edit_recompiles_one_partition(tmp_path):
+    src, obj = tmp_path / "big.c", tmp_path / "big.o"
+    big_source(src)
+    mtpc_compile(tmp_path, compile_cmd(src, obj, "-flto=thin"), "--cost-threshold", "0")
+    first = partition_runs(obj)
+    assert len(first) == 4, first
+    before = obj.read_bytes()
+    big_source(src, changed=5)
+    r = mtpc_compile(tmp_path, compile_cmd(src, obj, "-flto=thin"), "--cost-threshold", "0")
+    assert "4 partitions" in r.stdout, r.stdout
+    again = partition_runs(obj)[len(first):]
+    assert len(again) == 1, f"an edit of one function recompiled {again}"
+    assert obj.read_bytes() != before
+    # the next compile measures the cost from the previous output's summary
+    assert "(measured)" in r.stdout, r.stdout
+
+
+LOGCLANG = """#!/bin/sh
+echo "start $(date +%s.%N)" >> "$MTPC_TEST_LOG"
+sleep 0.3
+"{clang}" "$@"; rc=$?
+echo "end $(date +%s.%N)" >> "$MTPC_TEST_LOG"
+exit $rc
+"""
+
+
+def test_concurrent_compiles_share_the_budget(tmp_path):
+    """Three split compiles at once with --jobs 4 each and a budget of 2 slots: their frontends
+    and partition compiles (through a clang that logs) never run more than 2 at once."""
+    clang = tmp_path / "clang"
+    clang.write_text(LOGCLANG.format(clang=llvm_tool("clang")))
+    clang.chmod(0o755)
+    env = dict(os.environ, MTPC_TEST_LOG=str(tmp_path / "compiles.log"),
+               MTPC_JOBS_DIR=str(tmp_path / "jobs"), MTPC_JOB_SLOTS="2")
+    env.pop("MAKEFLAGS", None)
+    procs = []
+    for k in range(3):
+        src = big_source(tmp_path / f"m{k}.c")
+        cmd = [tool("mtpc-compile"), "--cost-threshold", "0", "--partitions", "4", "--jobs", "4",
+               "--cache", tmp_path / "plans.sqlite", "--", clang, "-O2", "-flto=thin", "-c", src,
+               "-o", tmp_path / f"m{k}.o"]
+        procs.append(subprocess.Popen([str(w) for w in cmd], env=env, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0 and "4 partitions" in out, out + err
+    peak, n = max_concurrency(tmp_path / "compiles.log")
+    assert n == 3 * 5, f"{n} compiles (3 frontends, 12 partitions)"
+    assert peak <= 2, f"{peak} compiles at once with a budget of 2"
+
+
+# ---- CMake ----
+
+CMAKE_PROJECT = """cmake_minimum_required(VERSION 3.20)
+project(mc C)
+find_package(MTPC REQUIRED)
+add_executable(app big.c small.c)
+add_executable(cached small.c main2.c)
+set_property(TARGET cached PROPERTY C_COMPILER_LAUNCHER env)
+mtpc_enable(app)
+mtpc_enable(cached)
+"""
+
+
+def test_cmake_sets_the_compiler_launcher(tmp_path):
+    from test_build_cmake_compat import configure, build
+    src = tmp_path / "src"
+    src.mkdir()
+    big_source(src / "big.c", funcs=400)
+    (src / "small.c").write_text("int small_one(int x) { return x + 1; }\n")
+    (src / "main2.c").write_text("int small_one(int); int main(void) { return small_one(-1); }\n")
+    (src / "CMakeLists.txt").write_text(CMAKE_PROJECT)
+    # big.c estimates at about 2000 instructions from its bytes, small.c at 1
+    r = configure(src, tmp_path / "b", ["-DMTPC_SPLIT_COST=1000"])
+    assert re.search(r"cached keeps its C compiler launcher \(env\)", r.stdout), r.stdout
+    out = build(tmp_path / "b")
+    assert re.search(r"mtpc-compile: big\.c\.o: \d+ partitions", out), out
+    assert "mtpc-compile: small.c.o" not in out
+    assert run([tmp_path / "b" / "app"]).stdout.strip()
+    assert run([tmp_path / "b" / "cached"], check=False).returncode == 0
+    # the small source was compiled as given: the same object as without MTPC_SPLIT_COMPILE
+    configure(src, tmp_path / "off", ["-DMTPC_SPLIT_COST=1000", "-DMTPC_SPLIT_COMPILE=OFF"])
+    build(tmp_path / "off")
+    rel = "CMakeFiles/app.dir/small.c.o"
+    assert filecmp.cmp(tmp_path / "b" / rel, tmp_path / "off" / rel, shallow=False)
+    assert "mtpc-compile" not in (tmp_path / "off" / "build.ninja").read_text()
