@@ -196,10 +196,15 @@ int join_partitions(const char *original, const char *plan, char *const *parts, 
 				restore(v, &orig.v[i]);
 		}
 		/* What the pre-link pipeline does with the whole module and a
-		 * partition could not: drop statics inlined into every caller,
-		 * merge the partitions' copies of small constants. */
+		 * partition could not: GlobalOpt's facts about addresses and
+		 * statics (an address no code of the module compares is
+		 * local_unnamed_addr, which lets the thin link hide a
+		 * linkonce_odr function rather than export it from a shared
+		 * library; a promoted static never written is constant again),
+		 * then drop statics inlined into every caller and merge the
+		 * partitions' copies of small constants. */
 		LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
-		LLVMErrorRef err = LLVMRunPasses(m, "globaldce,constmerge", NULL, pbo);
+		LLVMErrorRef err = LLVMRunPasses(m, "globalopt,globaldce,constmerge", NULL, pbo);
 		LLVMDisposePassBuilderOptions(pbo);
 		if (err) {
 			char *msg = LLVMGetErrorMessage(err);
