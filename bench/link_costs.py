@@ -650,10 +650,13 @@ def report(results):
                           f"{t['subtests']['failed']} not ok)")
                 return s
             lines.append(f"| ctest | {cell('plain')} | {cell('mtpc')} | | both pass |")
-        others = sorted(set(r["pinned"]["plain"]["accounting"]["other_edges"]) |
-                        set(m["accounting"]["other_edges"]))
+        others = [f"{c} {run['tag']}: {', '.join(run['accounting']['other_edges'][:10])}"
+                  for c in CONFIGS
+                  for run in [r["pinned"][c]] + r.get("wall_runs", {}).get(c, [])
+                  if run["accounting"]["other_edges"]]
         if others:
-            lines.append(f"\nnot link edges that ran in a links phase: {', '.join(others[:10])}")
+            lines.append(f"\nedges other than links that ran in a links phase: "
+                         f"{'; '.join(others)}")
         if m["fallbacks"]:
             lines.append(f"\nMTPC fallbacks/warnings: {'; '.join(m['fallbacks'][:5])}")
         lines.append("")
