@@ -132,7 +132,13 @@ static void rebalance(struct ctx *c, const long *ucost)
 	}
 }
 
-static void assign_greedy(struct ctx *c, const long *ucost)
+/* Each partition's cost cap: its share of the module, with the slack.
+ * Equal shares are water-filled: units bigger than the fair share get a
+ * partition of their own, and the rest share the remaining partitions
+ * evenly. Unequal shares skip that: a unit bigger than its share lands
+ * where the relative load is lowest (place_by_affinity), and rebalance()
+ * evens out. Sets plan->largest_unit. Heap array. */
+static long *cost_caps(struct ctx *c, const long *ucost)
 {
 	const struct module_info *mi = c->mi;
 	struct split_plan *P = c->plan;
@@ -144,8 +150,6 @@ static void assign_greedy(struct ctx *c, const long *ucost)
 			biggest = ucost[u];
 	}
 	P->largest_unit = biggest;
-	/* Water-filling: units bigger than the fair share get a partition of
-	 * their own; the rest share the remaining partitions evenly. */
 	long rest = total;
 	int nrest = n;
 	struct order *big = xmalloc((mi->nunits + 1) * sizeof *big);
@@ -157,56 +161,78 @@ static void assign_greedy(struct ctx *c, const long *ucost)
 		nrest--;
 	}
 	free(big);
-	/* Per partition: its share of the module, with the slack. Unequal shares
-	 * skip the water-filling above: a unit bigger than its share lands
-	 * where the relative load is lowest (below), and rebalance() evens out. */
-	long *cap = xmalloc(n * sizeof *cap), *seed_cap = xmalloc(n * sizeof *seed_cap);
+	long *cap = xmalloc(n * sizeof *cap);
 	for (int p = 0; p < n; p++) {
 		if (!c->weighted)
 			cap[p] = (long)((double)rest / nrest * (1.0 + c->opt->balance_slack)) + 1;
 		else
 			cap[p] = (long)((double)total / (n * c->scale[p]) * (1.0 + c->opt->balance_slack)) + 1;
-		seed_cap[p] = (long)(cap[p] * 1.15);
 	}
+	return cap;
+}
+
+/* Units back where the seed put their symbols: each goes to the partition
+ * its symbols' costs vote for (nunseeded counts units with no vote or a
+ * split one), unless that would take the partition past 1.15 times its
+ * cap; with seed_exact or seed_keep, regardless. */
+static void place_seeded(struct ctx *c, const long *ucost, const long *cap)
+{
+	const struct module_info *mi = c->mi;
+	struct split_plan *P = c->plan;
+	int n = P->n;
 	long *load = P->cost;
-	if (c->opt->seed) {
-		long *votes = xcalloc(n, sizeof *votes);
-		for (int u = 0; u < mi->nunits; u++) {
-			const struct unit *U = &mi->units[u];
-			memset(votes, 0, n * sizeof *votes);
-			int any = 0;
-			for (int k = 0; k < U->nsyms; k++) {
-				const struct sym *s = &mi->syms[U->syms[k]];
-				if (!s->name[0])
-					continue;
-				int p = c->opt->seed(c->opt->seed_ctx, s->name);
-				if (p >= 0 && p < n) {
-					votes[p] += s->cost + 1;
-					any = 1;
-				}
-			}
-			int best = 0, split = 0;
-			for (int p = 1; p < n; p++)
-				if (votes[p] > votes[best])
-					best = p;
-			for (int p = 0; p < n; p++)
-				split += votes[p] > 0;
-			if (!any || split > 1) {
-				P->nunseeded++;
-				if (!any)
-					continue;
-			}
-			/* Stability beats a few percent of balance: measured times
-			 * rescale costs a little on every build, and a unit refused by
-			 * the tight cap would move, changing two partitions. */
-			if (c->opt->seed_exact || c->opt->seed_keep || load[best] + ucost[u] <= seed_cap[best]) {
-				P->owner[u] = best;
-				load[best] += ucost[u];
-				P->nseeded++;
+	long *seed_cap = xmalloc(n * sizeof *seed_cap);
+	for (int p = 0; p < n; p++)
+		seed_cap[p] = (long)(cap[p] * 1.15);
+	long *votes = xcalloc(n, sizeof *votes);
+	for (int u = 0; u < mi->nunits; u++) {
+		const struct unit *U = &mi->units[u];
+		memset(votes, 0, n * sizeof *votes);
+		int any = 0;
+		for (int k = 0; k < U->nsyms; k++) {
+			const struct sym *s = &mi->syms[U->syms[k]];
+			if (!s->name[0])
+				continue;
+			int p = c->opt->seed(c->opt->seed_ctx, s->name);
+			if (p >= 0 && p < n) {
+				votes[p] += s->cost + 1;
+				any = 1;
 			}
 		}
-		free(votes);
+		int best = 0, split = 0;
+		for (int p = 1; p < n; p++)
+			if (votes[p] > votes[best])
+				best = p;
+		for (int p = 0; p < n; p++)
+			split += votes[p] > 0;
+		if (!any || split > 1) {
+			P->nunseeded++;
+			if (!any)
+				continue;
+		}
+		/* Stability beats a few percent of balance: measured times
+		 * rescale costs a little on every build, and a unit refused by
+		 * the tight cap would move, changing two partitions. */
+		if (c->opt->seed_exact || c->opt->seed_keep || load[best] + ucost[u] <= seed_cap[best]) {
+			P->owner[u] = best;
+			load[best] += ucost[u];
+			P->nseeded++;
+		}
 	}
+	free(votes);
+	free(seed_cap);
+}
+
+/* The units not placed yet, largest first, each into the partition it has
+ * the most affinity to among those it fits under the cap (ties: the
+ * lowest relative load, then the lowest index); where it fits nowhere,
+ * into the partition with the lowest relative load. */
+static void place_by_affinity(struct ctx *c, const long *ucost, const long *cap)
+{
+	const struct module_info *mi = c->mi;
+	struct split_plan *P = c->plan;
+	int n = P->n;
+	long *load = P->cost;
 	struct order *ord = xmalloc((mi->nunits + 1) * sizeof *ord);
 	int no = 0;
 	for (int u = 0; u < mi->nunits; u++)
@@ -241,9 +267,16 @@ static void assign_greedy(struct ctx *c, const long *ucost)
 	}
 	free(aff);
 	free(ord);
+}
+
+static void assign_greedy(struct ctx *c, const long *ucost)
+{
+	long *cap = cost_caps(c, ucost);
+	if (c->opt->seed)
+		place_seeded(c, ucost, cap);
+	place_by_affinity(c, ucost, cap);
 	free(cap);
-	free(seed_cap);
-	if (!P->nseeded)
+	if (!c->plan->nseeded)
 		rebalance(c, ucost);
 }
 
