@@ -1,5 +1,6 @@
-/* hash.h: content hashing through LLVM's C BLAKE3 API (llvm-c/blake3.h).
- * Hashes are printed as 64 lowercase hex digits. */
+/* hash.h: content hashing, BLAKE3 (hash.c; the same digests as LLVM's
+ * llvm-c/blake3.h, without libLLVM). Hashes are printed as 64 lowercase hex
+ * digits. */
 #ifndef MTPC_HASH_H
 #define MTPC_HASH_H
 

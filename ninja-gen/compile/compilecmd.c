@@ -1,4 +1,5 @@
 /* compilecmd.c: see compilecmd.h. */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "compilecmd.h"
 #include "rsp.h"
 #include "util.h"

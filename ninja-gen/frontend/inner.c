@@ -1,5 +1,5 @@
 /* inner.c: see inner.h. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* realpath */
 #include "inner.h"
 #include "inner_dir.h"
 #include "jobs.h"

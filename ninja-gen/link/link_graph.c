@@ -1,5 +1,5 @@
 /* link_graph.c: see link_graph.h. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* realpath */
 #include "link_graph.h"
 #include "rsp.h"
 #include "ar.h"

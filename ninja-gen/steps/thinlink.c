@@ -1,6 +1,7 @@
 /* thinlink.c: the thin-link step: the index-only thin link, its shards
  * copied in only if changed, and the regular LTO object given the
  * visibilities the modules' bitcode gave its symbols. */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "steps_int.h"
 #include "debugfix.h"
 #include "inner_dir.h"
