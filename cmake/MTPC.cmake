@@ -135,7 +135,7 @@ Cache variables
 ``MTPC_SPLIT_COST``
   Which modules are split, by estimated backend cost: those whose ThinLTO
   summary counts at least this many instructions (empty, the default:
-  ``mtpc-link``'s default, 50000, about 3 s of backend). Once the plan cache
+  ``mtpc-link``'s default, 100000, about 6 s of backend). Once the plan cache
   has measured the link's modules, a module whose measured backend time
   disagrees with its estimate is judged by the measurement. Each link's
   summary line says why each large module was or was not split.
@@ -143,7 +143,7 @@ Cache variables
   Modules not split but estimated to cost at least this many instructions
   may be relayed (see ``MTPC_RELAY``): compiled as one partition behind the
   split's import step (empty, the default: 1/8 of the split threshold,
-  6250). A module's ThinLTO shard changes whenever any module it imports
+  12500). A module's ThinLTO shard changes whenever any module it imports
   from changes, and the plain backend then recompiles it; relayed, it is
   recompiled only when the code it imports (or its own) changed. A value
   above ``MTPC_SPLIT_COST`` turns relaying off; so does
@@ -231,7 +231,7 @@ set(_MTPC_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 include("${_MTPC_MODULE_DIR}/MTPCLLVMVersion.cmake" OPTIONAL)
 
 set(MTPC_SPLIT_COST "" CACHE STRING
-  "MTPC: split modules whose estimated backend cost is at least this many instructions (empty: 50000)")
+  "MTPC: split modules whose estimated backend cost is at least this many instructions (empty: 100000)")
 set(MTPC_RELAY_COST "" CACHE STRING
   "MTPC: relay modules not split that cost at least this many instructions (empty: 1/8 of the split cost)")
 set(MTPC_RELAY "auto" CACHE STRING

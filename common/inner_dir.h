@@ -47,5 +47,6 @@
 #define INNER_LINK_RSP "link.rsp"
 #define INNER_THINLINK_CRASHED "thinlink.crashed"
 #define INNER_JOBS_IMPLICIT "jobs.implicit"
+#define INNER_THINLTO_CACHE "thinlto-cache" /* lld's cache, for a link MTPC leaves to it */
 
 #endif

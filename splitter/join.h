@@ -8,7 +8,8 @@
  * linkonce_odr bodies merge), every symbol the split changed given back its
  * original name, linkage and visibility (promoted statics are internal
  * again, owners made weak_odr are linkonce_odr again), then what the
- * pre-link pipeline must see whole runs on the joined module: GlobalDCE (a
+ * pre-link pipeline must see whole runs on the joined module: GlobalOpt
+ * (address significance, statics never written), GlobalDCE (a
  * static every partition inlined is gone, as in the unsplit compile) and
  * constant merging (the partitions' copies of small constants become one),
  * and the module is written as ThinLTO bitcode with its summary, as clang

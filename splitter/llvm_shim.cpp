@@ -386,6 +386,40 @@ extern "C" int mtpc_bitcode_visibility(const char *path, mtpc_visibility_fn fn, 
 	return 0;
 }
 
+// The LLVM-C API writes bitcode without a ThinLTO summary; clang's ThinLTO
+// compile writes it through ThinLTOBitcodeWriterPass (the summary, and the
+// two modules of -fsplit-lto-unit). The join writes the joined module the
+// same way, so that the thin link reads it as clang's own object.
+extern "C" char *mtpc_thinlto_bitcode(LLVMModuleRef module, size_t *len, char **error)
+{
+	init_targets();
+	Module &M = *unwrap(module);
+	LoopAnalysisManager LAM;
+	FunctionAnalysisManager FAM;
+	CGSCCAnalysisManager CGAM;
+	ModuleAnalysisManager MAM;
+	PassBuilder PB;
+	PB.registerModuleAnalyses(MAM);
+	PB.registerCGSCCAnalyses(CGAM);
+	PB.registerFunctionAnalyses(FAM);
+	PB.registerLoopAnalyses(LAM);
+	PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+	std::string bytes;
+	raw_string_ostream os(bytes);
+	ModulePassManager MPM;
+	MPM.addPass(ThinLTOBitcodeWriterPass(os, nullptr));
+	MPM.run(M, MAM);
+	os.flush();
+	char *out = static_cast<char *>(malloc(bytes.size() + 1));
+	if (!out) {
+		*error = dup_message("out of memory");
+		return nullptr;
+	}
+	memcpy(out, bytes.data(), bytes.size());
+	*len = bytes.size();
+	return out;
+}
+
 // Debug info -------------------------------------------------------------------
 
 // Every metadata node reachable from the module: named metadata, global and
@@ -899,38 +933,4 @@ extern "C" char *mtpc_virtual_lines(LLVMModuleRef module, char **error)
 					n->replaceOperandWith(i, r);
 	redirect_uses(M, sub);
 	return dup_message(text);
-}
-
-// The LLVM-C API writes bitcode without a ThinLTO summary; clang's ThinLTO
-// compile writes it through ThinLTOBitcodeWriterPass (the summary, and the
-// two modules of -fsplit-lto-unit). The join writes the joined module the
-// same way, so that the thin link reads it as clang's own object.
-extern "C" char *mtpc_thinlto_bitcode(LLVMModuleRef module, size_t *len, char **error)
-{
-	init_targets();
-	Module &M = *unwrap(module);
-	LoopAnalysisManager LAM;
-	FunctionAnalysisManager FAM;
-	CGSCCAnalysisManager CGAM;
-	ModuleAnalysisManager MAM;
-	PassBuilder PB;
-	PB.registerModuleAnalyses(MAM);
-	PB.registerCGSCCAnalyses(CGAM);
-	PB.registerFunctionAnalyses(FAM);
-	PB.registerLoopAnalyses(LAM);
-	PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-	std::string bytes;
-	raw_string_ostream os(bytes);
-	ModulePassManager MPM;
-	MPM.addPass(ThinLTOBitcodeWriterPass(os, nullptr));
-	MPM.run(M, MAM);
-	os.flush();
-	char *out = static_cast<char *>(malloc(bytes.size() + 1));
-	if (!out) {
-		*error = dup_message("out of memory");
-		return nullptr;
-	}
-	memcpy(out, bytes.data(), bytes.size());
-	*len = bytes.size();
-	return out;
 }

@@ -10,13 +10,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-
-/* m written as clang's ThinLTO compile writes its object: bitcode with the
- * module's summary, through ThinLTOBitcodeWriterPass (two modules for
- * -fsplit-lto-unit). The C API writes bitcode without a summary. Returns
- * the bytes (malloc'd, *len of them), or NULL with *error (heap) set. */
-char *mtpc_thinlto_bitcode(LLVMModuleRef m, size_t *len, char **error);
-
 #endif
 
 /* GlobalValue::isDSOLocal / setDSOLocal: the C API cannot read or set dso_local. */
@@ -71,6 +64,13 @@ uint64_t mtpc_global_guid(LLVMValueRef global);
 int mtpc_thin_import(LLVMContextRef ctx, const char *path, const char *index_path, int pic,
 		     LLVMModuleRef *out, char **error);
 
+/* m written as clang's ThinLTO compile writes its object: bitcode with the
+ * module's summary, through ThinLTOBitcodeWriterPass (two modules for
+ * -fsplit-lto-unit), for the compile-side join. The C API writes bitcode
+ * without a summary. Returns the bytes (malloc'd, *len of them), or NULL
+ * with *error (heap) set. */
+char *mtpc_thinlto_bitcode(LLVMModuleRef m, size_t *len, char **error);
+
 /* The modules a per-module ThinLTO index names without a content hash (all
  * zeros: their producer wrote none): the C API cannot read summaries.
  * mtpc-split keys its outputs by the index's bytes, which hold the other
@@ -104,8 +104,9 @@ int mtpc_summary_cost(const char *path, long long *insts, long long *functions, 
  * two. Why: a linker resolving bitcode gives a symbol the most constraining
  * visibility any of its bitcode definitions or references has; a link of
  * the native objects alone no longer sees the references that optimization
- * removed (mtpc-link's thin-link step puts them back). Returns 0, or -1
- * with *error (heap) set when the file cannot be read as bitcode. */
+ * removed (the thin-link step, ninja-gen/steps/thinlink.c, puts them back).
+ * Returns 0, or -1 with *error (heap) set when the file cannot be read as
+ * bitcode. */
 typedef void (*mtpc_visibility_fn)(void *arg, const char *name, size_t len, int vis);
 int mtpc_bitcode_visibility(const char *path, mtpc_visibility_fn fn, void *arg, char **error);
 
@@ -143,7 +144,7 @@ void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defined, unsigne
  * function moves every function below it, and every partition holding one
  * would change and be compiled again; with virtual lines it changes only
  * if its own code or spans do, and the merge puts the real lines back
- * into the object (ninja-gen/debugfix.h). Returns the map, one
+ * into the object (ninja-gen/debugfix/debugfix.h). Returns the map, one
  * "VIRTUAL FIRST COUNT\n" line per span, in increasing order; "" when the
  * module states no line or has a real line of MTPC_VIRTUAL_LINE_BASE or
  * more (then nothing changed). NULL
@@ -153,20 +154,6 @@ char *mtpc_virtual_lines(LLVMModuleRef module, char **error);
 
 #ifdef __cplusplus
 }
-
-/* m written as clang's ThinLTO compile writes its object: bitcode with the
- * module's summary, through ThinLTOBitcodeWriterPass (two modules for
- * -fsplit-lto-unit). The C API writes bitcode without a summary. Returns
- * the bytes (malloc'd, *len of them), or NULL with *error (heap) set. */
-char *mtpc_thinlto_bitcode(LLVMModuleRef m, size_t *len, char **error);
-
 #endif
-
-
-/* m written as clang's ThinLTO compile writes its object: bitcode with the
- * module's summary, through ThinLTOBitcodeWriterPass (two modules for
- * -fsplit-lto-unit). The C API writes bitcode without a summary. Returns
- * the bytes (malloc'd, *len of them), or NULL with *error (heap) set. */
-char *mtpc_thinlto_bitcode(LLVMModuleRef m, size_t *len, char **error);
 
 #endif

@@ -11,7 +11,7 @@
  *   native.o -> the compile's output (only if changed)
  *
  * Which compiles are split: those ThinLTO compiles of one C or C++ source
- * (compilecmd.h) whose cost (compile_cost.c: the previous output's summary,
+ * (compilecmd.h) whose cost (compile_cost() below: the previous output's summary,
  * else an estimate from the source's size) is at least the threshold; every
  * other compile runs exactly as given, and gives exactly its own bytes.
  * Any failure on the way compiles unsplit, with one warning. */
@@ -27,6 +27,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -60,7 +61,7 @@ static const char usage[] =
 	"\n"
 	"options:\n"
 	"  --cost-threshold N  split compiles costing at least N instructions\n"
-	"                      (default 50000, as mtpc-link's)\n"
+	"                      (default 100000, as mtpc-link's)\n"
 	"  --partitions N      at most N partitions (default: number of cores;\n"
 	"                      1 disables splitting)\n"
 	"  --jobs N            parallelism of the inner build (default/0: cores);\n"
@@ -257,15 +258,23 @@ static int run_split(const struct opts *o, const struct compilecmd *cc, const ch
 		else
 			strv_add(&cg.fallback, cc->args.v[i]);
 	}
+	/* Its depfile names the real output too, as the frontend's does. */
+	if (cc->deps && !cc->deps_target)
+		strv_addl(&cg.fallback, "-MT", out, NULL);
 	graph_rules(&g.ninja, "mtpc-compile");
 	int r = graph_emit_split(&g.ninja, &gc, &cg, m, gc.kmax, NULL);
 	buf_printf(&g.ninja, "\ndefault ");
 	r |= nw_path(&g.ninja, native);
 	buf_addc(&g.ninja, '\n');
+	/* Opened once here for its one warning: the steps then keep quiet. */
+	mtpc_cache_close(inner_open_cache(o->in.cache, "compile"));
 	if (r == 0 && graph_write(&gc, &g) == 0) {
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
 					.quiet = o->quiet};
 		if (inner_run(&o->in, &b) == 0 && mtpc_copy_file(native_abs, out, MTPC_WRITE_IF_CHANGED) == 0) {
+			/* Written only if changed, but the outer build must see that
+			 * the compile ran: else it reruns it at every build. */
+			utimensat(AT_FDCWD, out, NULL, 0);
 			int n = graph_split_result(&gc, m);
 			char parts[32];
 			snprintf(parts, sizeof parts, "%d partition%s", n, n == 1 ? "" : "s");

@@ -1,11 +1,11 @@
-/* distribute.c: mtpc-distribute, MTPC's DTLTO distributor.
+/* mtpc_distribute.c: mtpc-distribute, MTPC's DTLTO distributor.
  *
  * With clang -fthinlto-distributor=mtpc-distribute (lld >= 21), lld does the
  * thin link in-process, writes a JSON list of backend jobs and runs
  * "mtpc-distribute [options] JSON". Each job compiles one module with its
  * index shard into one object (the command is common.args + job.args).
  * mtpc-distribute turns the jobs into the same inner Ninja build mtpc-link
- * writes (graph.c): a small module is one backend edge, a large one is
+ * writes (graph/): a small module is one backend edge, a large one is
  * split -> slots -> merge. The inner directory persists across links
  * (<linker output>.mtpc), keyed by each module's identity, not by lld's
  * per-link file names (they carry its pid), so an unchanged module stops at
@@ -47,7 +47,7 @@ static const char usage[] =
 	"Options (each also from the environment, for build systems that cannot\n"
 	"add linker flags per target; an option wins over its variable):\n"
 	"  --cost-threshold N  split modules costing at least N instructions\n"
-	"                      (MTPC_SPLIT_COST; default 50000, about 3 s of\n"
+	"                      (MTPC_SPLIT_COST; default 100000, about 6 s of\n"
 	"                      backend on one core)\n"
 	INNER_RELAY_HELP("MTPC_RELAY_COST; ", " (MTPC_RELAY)")
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
@@ -402,7 +402,7 @@ static int emit_raw_job(struct buf *nj, const struct graph_conf *gc, const struc
 	return r;
 }
 
-/* The inner build of the jobs: modules (shards copied in) through graph.c,
+/* The inner build of the jobs: modules (shards copied in) through graph/,
  * other jobs as they are; everything is a default target. */
 static int dist_graph(const struct graph_conf *gc, struct jobs *js, struct graph *g,
 		      struct graph_codegen *cg)
@@ -646,7 +646,7 @@ static int distribute(const struct opts *o, struct jobs *js, const char *argv0, 
 		mtpc_error("cannot create %s: %s", inner, strerror(errno));
 		status = 1;
 	} else {
-		cache = inner_open_cache(o->in.cache);
+		cache = inner_open_cache(o->in.cache, "link");
 		gc.history = cache ? inner_cache_history : NULL;
 		gc.history_ctx = cache;
 		if (dist_graph(&gc, js, &g, &cg) < 0 || graph_write(&gc, &g) < 0) {

@@ -292,12 +292,12 @@ void inner_cache_history(void *ctx, const char *module_path, struct module_histo
 	h->rebuilds = mtpc_cache_module_rebuilds(ctx, module_path, &h->forced);
 }
 
-mtpc_cache *inner_open_cache(const char *cache)
+mtpc_cache *inner_open_cache(const char *cache, const char *what)
 {
 	char *path = mtpc_cache_resolve_path(cache, NULL), *msg = NULL;
 	mtpc_cache *c = mtpc_cache_open_ex(path, 0, &msg);
 	if (!c) {
-		mtpc_warn("plan cache %s; this link goes on without it", msg ? msg : path);
+		mtpc_warn("plan cache %s; this %s goes on without it", msg ? msg : path, what);
 		setenv("MTPC_CACHE_QUIET", "1", 1);
 	}
 	free(msg);

@@ -11,7 +11,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-/* The options both front ends take (their --help texts say what each does). */
+/* The options every front end takes (mtpc-link, mtpc-distribute, mtpc-compile) (their --help texts say what each does). */
 struct inner_opts {
 	long long threshold;      /* --threshold BYTES; -1: choose by cost */
 	long long cost_threshold; /* --cost-threshold N */
@@ -152,10 +152,10 @@ char *inner_find_split_tool(const char *self);
 char *inner_find_llvm_bin(const char *driver);
 
 /* The plan cache (cache: its path or NULL for the default), opened once per
- * link for the module history. Unusable: NULL, one warning and
- * $MTPC_CACHE_QUIET set for the inner build, whose steps would otherwise
- * repeat the warning once each. */
-mtpc_cache *inner_open_cache(const char *cache);
+ * link or compile (what: "link", "compile") for the module history.
+ * Unusable: NULL, one warning and $MTPC_CACHE_QUIET set for the inner
+ * build, whose steps would otherwise repeat the warning once each. */
+mtpc_cache *inner_open_cache(const char *cache, const char *what);
 
 /* graph_history_fn over an open plan cache. */
 void inner_cache_history(void *ctx, const char *module_id, struct module_history *h);

@@ -123,5 +123,10 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 		 * the threshold or be relayed; tiny ones would only churn the cache. */
 		m->record = by_cost && (m->cost * 16 >= gc->cost_threshold ||
 					(gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
+		/* What only the inner build can learn (a measured time, forced
+		 * rebuilds) could change how this module is built. */
+		m->watch = by_cost && gc->kmax >= 2 && !m->split && !m->relay &&
+			   (m->cost * 2 >= gc->cost_threshold ||
+			    (gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
 	}
 }

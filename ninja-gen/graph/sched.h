@@ -23,7 +23,7 @@ struct sched_mod {
 	int split;      /* split into kmax slots (else one plain backend) */
 };
 
-/* mods: the modules in manifest order (graph.c: split ones first). For each
+/* mods: the modules in manifest order (graph_emit_modules: split ones first). For each
  * split module i, writes kmax shares in units of 1/SCHED_UNITS, largest first
  * (slots start in index order), summing to SCHED_UNITS, to shares[i * kmax ..],
  * and sets weighted[i] when they are not the equal ones (else equal partitions

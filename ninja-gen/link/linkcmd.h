@@ -6,7 +6,7 @@
  * archives, what link mode (-shared, -pie, -static) and optimization level the
  * link uses, and which flags the ThinLTO backends must repeat to reproduce
  * what the in-process backend of lld would do (-O<n>, --target, -mllvm,
- * profile flags, -march/-mcpu). Nothing is rewritten here; graph.c builds
+ * profile flags, -march/-mcpu). Nothing is rewritten here; link_graph.c builds
  * the thin-link and final-link commands from the classification. */
 #ifndef MTPC_NG_LINKCMD_H
 #define MTPC_NG_LINKCMD_H

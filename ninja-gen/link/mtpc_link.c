@@ -1,9 +1,9 @@
-/* main.c: mtpc-link, the link launcher of MTPC.
+/* mtpc_link.c: mtpc-link, the link launcher of MTPC.
  *
  * CMake runs "mtpc-link [options] -- <link command>" instead of the link
  * command of an mtpc_enable()d target. mtpc-link parses the command
  * (linkcmd.c), writes the inner Ninja graph <output>.mtpc/build.ninja only if
- * it changed (graph.c) and runs Ninja on it, which does the thin link, the
+ * it changed (link_graph.c, graph/) and runs Ninja on it, which does the thin link, the
  * backends, the splits, partition compiles, merges and the final link
  * (steps.c). Whenever the MTPC path cannot be taken (no bitcode inputs, an
  * unparsable command, a path Ninja cannot express) the original command runs
@@ -12,6 +12,7 @@
 #include "inner_dir.h"
 #include "link_graph.h"
 #include "inner.h"
+#include "jobs.h"
 #include "linkcmd.h"
 #include "mtpc_cache.h"
 #include "proc.h"
@@ -49,7 +50,7 @@ static const char usage[] =
 	"\n"
 	"options:\n"
 	"  --cost-threshold N  split modules costing at least N instructions\n"
-	"                      (default 50000, about 3 s of backend on one core)\n"
+	"                      (default 100000, about 6 s of backend on one core)\n"
 	INNER_RELAY_HELP("", "")
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this (0 splits every module)\n"
@@ -163,6 +164,67 @@ static int run_original(const struct opts *o)
 	return proc_run(o->cmd, NULL, NULL, NULL);
 }
 
+/* Whether the link's own words set a ThinLTO cache (lld's, or the gold
+ * plugin's spelling that clang forwards). */
+static int has_thinlto_cache(const struct linkcmd *lc)
+{
+	for (size_t i = 0; i < lc->args.n; i++)
+		if (strstr(lc->args.v[i], "thinlto-cache-dir") || strstr(lc->args.v[i], "cache_path_lto") ||
+		    strstr(lc->args.v[i], "cache-dir="))
+			return 1;
+	return 0;
+}
+
+/* The link as plain ThinLTO does it, for a link that splits and relays
+ * nothing: lld's backends in-process. The inner build would run the same
+ * backends as one process each, which costs their start-up (a clang and a
+ * step, about 50 ms a module) for nothing. lld's ThinLTO cache in the inner
+ * directory (unless the link has its own) keeps a relink incremental, as
+ * the inner build's per-module edges would. Within one token of the job
+ * budget, as a link. */
+static int run_plain_thinlto(const struct opts *o, const struct linkcmd *lc, const char *inner)
+{
+	struct strv cmd = {0};
+	for (int i = 0; i < o->ncmd; i++)
+		strv_add(&cmd, o->cmd[i]);
+	int cached = !has_thinlto_cache(lc);
+	if (cached)
+		strv_addown(&cmd, xasprintf("-Wl,--thinlto-cache-dir=%s/" INNER_THINLTO_CACHE, inner));
+	struct job_token token;
+	jobs_acquire(&token);
+	/* The link's messages are held until it ends (as Ninja shows them). */
+	struct buf err = {0};
+	int st = proc_run(cmd.v, NULL, NULL, &err);
+	if (cached && st != 0 && err.s &&
+	    (st >= 128 || strstr(err.s, "due to signal") || strstr(err.s, "PLEASE submit a bug report"))) {
+		/* lld 19 and 22 crash computing the cache key of some modules
+		 * (an ifunc whose resolver is external) that they link without
+		 * a cache. */
+		mtpc_warn("linking %s without lld's ThinLTO cache (the link with it crashed the linker)",
+			  linkcmd_output(lc));
+		st = proc_run(o->cmd, NULL, NULL, NULL);
+	} else if (err.len) {
+		fwrite(err.s, 1, err.len, stderr);
+	}
+	buf_free(&err);
+	jobs_release(&token);
+	strv_free(&cmd);
+	return st;
+}
+
+/* Whether the inner build would do anything plain ThinLTO does not: split
+ * or relay a module, record the history that could make it do so (struct
+ * module's watch), or pack the .dwo files of -gsplit-dwarf into a .dwp. */
+static int needs_inner_build(const struct graph *g)
+{
+	if (g->dwp)
+		return 1;
+	for (size_t i = 0; i < g->nmods; i++)
+		if (g->mods[i].split || g->mods[i].relay || g->mods[i].watch)
+			return 1;
+	return 0;
+}
+
 /* Write the inner build of this link and run it. Returns the exit status,
  * or -1 when the link cannot go through MTPC (after one warning). */
 static int run_inner(const struct opts *o, const struct linkcmd *lc, const char *cwd,
@@ -178,7 +240,7 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 	else
 		inner = out[0] == '/' ? xasprintf("%s.mtpc", out) : xasprintf("%s/%s.mtpc", cwd, out);
 	char *min_cost = o->in.min_cost ? xasprintf("%lld", o->in.min_cost) : NULL;
-	mtpc_cache *cache = inner_open_cache(o->in.cache);
+	mtpc_cache *cache = inner_open_cache(o->in.cache, "link");
 	struct graph_conf gc = {
 		.self = self ? self : argv0,
 		.split_tool = split,
@@ -195,10 +257,15 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 	int status = -1;
 	if (mtpc_mkdir_p(inner) < 0)
 		mtpc_error("cannot create %s: %s", inner, strerror(errno));
-	else if (link_graph_build(&gc, lc, &lg) == 0 && link_graph_write(&gc, &lg) == 0)
+	else if (link_graph_build(&gc, lc, &lg) == 0 && (!needs_inner_build(g) || link_graph_write(&gc, &lg) == 0))
 		status = 0;
 	mtpc_cache_close(cache);
-	if (status == 0) {
+	if (status == 0 && !needs_inner_build(g)) {
+		status = run_plain_thinlto(o, lc, inner);
+		if (status == 0)
+			inner_summary(stdout, g, &gc, g->output, mtpc_now() - t0);
+		status = status ? 1 : 0;
+	} else if (status == 0) {
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
 					.quiet = o->quiet};
 		status = inner_run(&o->in, &b);

@@ -3,8 +3,8 @@
  * what each step does); a front end's main() hands such an argv here.
  *
  * One file per step: thinlink.c, compile.c (backend and slot), split.c,
- * merge.c, dwp.c; the node step is the Slurm executor's (slurm.h); the run
- * step is here. files.c and record.c are what they share (steps_int.h).
+ * merge.c, join.c (a compile's partitions), dwp.c; the node step is the
+ * Slurm executor's (slurm.h); the run step is here. files.c and record.c are what they share (steps_int.h).
  * Every step takes a token of the machine's job budget first (jobs.h),
  * unless its work runs elsewhere (a Slurm node). */
 #ifndef MTPC_NG_STEPS_H
