@@ -36,7 +36,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage[] =
+/* In pieces: C11 compilers need not take string literals over 4095 bytes. */
+static const char *const usage[] = {
 	"usage: mtpc-compile [options] [--] <compile command>\n"
 	"\n"
 	"Runs a ThinLTO compile (clang -flto=thin -c SRC -o OBJ) of a translation unit\n"
@@ -58,7 +59,7 @@ static const char usage[] =
 	"LLVM's pipeline, pipeline sanitizers (address, memory, thread, ...), CFI\n"
 	"and -fsplit-lto-unit (two-module objects), precompiled headers, modules,\n"
 	"optimization records, -save-temps.\n"
-	"\n"
+	"\n",
 	"options:\n"
 	"  --cost-threshold N  split compiles costing at least N instructions\n"
 	"                      (default 100000, as mtpc-link's)\n"
@@ -79,7 +80,9 @@ static const char usage[] =
 	"  -h, --help          this help\n"
 	"      --version       print the version\n"
 	"\n"
-	"Exit status: the compile's.\n";
+	"Exit status: the compile's.\n",
+	NULL,
+};
 
 struct opts {
 	struct inner_opts in; /* the options the link front ends take too */
@@ -104,7 +107,10 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	/* "+": stop at the first word that is not an option (the compiler). */
 	while ((c = getopt_long(argc, argv, "+:h", longopts, &li)) != -1) {
 		switch (c) {
-		case 'h': fputs(usage, stdout); exit(0);
+		case 'h':
+			for (const char *const *u = usage; *u; u++)
+				fputs(*u, stdout);
+			exit(0);
 		case O_QUIET: o->quiet = 1; break;
 		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
 		case '?': mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;

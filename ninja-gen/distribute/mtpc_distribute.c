@@ -31,7 +31,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage[] =
+/* In pieces: C11 compilers need not take string literals over 4095 bytes. */
+static const char *const usage[] = {
 	"usage: mtpc-distribute [options] JOBS.json\n"
 	"\n"
 	"A ThinLTO distributor for lld's Distributed ThinLTO (DTLTO, lld >= 21):\n"
@@ -49,7 +50,7 @@ static const char usage[] =
 	"  --cost-threshold N  split modules costing at least N instructions\n"
 	"                      (MTPC_SPLIT_COST; default 100000, about 6 s of\n"
 	"                      backend on one core)\n"
-	INNER_RELAY_HELP("MTPC_RELAY_COST; ", " (MTPC_RELAY)")
+	INNER_RELAY_HELP("MTPC_RELAY_COST; ", " (MTPC_RELAY)"),
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this, 0 splits every module\n"
 	"                      (MTPC_SPLIT_THRESHOLD)\n"
@@ -78,7 +79,7 @@ static const char usage[] =
 	"  --dir DIR           inner build directory (default: <output>.mtpc)\n"
 	INNER_EXECUTOR_HELP
 	"                      (MTPC_EXECUTOR, MTPC_SLURM_ARGS, MTPC_SLURM_TRIES,\n"
-	"                      MTPC_SLURM_WAIT)\n"
+	"                      MTPC_SLURM_WAIT)\n",
 	"  --progress          show the inner build's [i/n] progress lines\n"
 	"  --verbose           show the inner build's commands\n"
 	"  --help              this text\n"
@@ -92,7 +93,9 @@ static const char usage[] =
 	"Exit status 0 only when every output lld asked for exists; otherwise 1\n"
 	"and one message naming the modules that failed (bad JSON, a missing\n"
 	"input or an unwritable output directory: nothing runs); 2 for bad\n"
-	"options.\n";
+	"options.\n",
+	NULL,
+};
 
 struct opts {
 	struct inner_opts in; /* the options mtpc-link takes too */
@@ -183,7 +186,10 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(usage, stdout); exit(0);
+		case 'h':
+			for (const char *const *u = usage; *u; u++)
+				fputs(*u, stdout);
+			exit(0);
 		case O_PROGRESS: o->progress = 1; break;
 		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
 		case '?': mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;

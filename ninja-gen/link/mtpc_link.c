@@ -30,7 +30,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage[] =
+/* In pieces: C11 compilers need not take string literals over 4095 bytes. */
+static const char *const usage[] = {
 	"usage: mtpc-link [options] -- <link command>\n"
 	"\n"
 	"Runs a ThinLTO link as an inner Ninja build in <output>.mtpc/: thin link,\n"
@@ -51,7 +52,7 @@ static const char usage[] =
 	"options:\n"
 	"  --cost-threshold N  split modules costing at least N instructions\n"
 	"                      (default 100000, about 6 s of backend on one core)\n"
-	INNER_RELAY_HELP("", "")
+	INNER_RELAY_HELP("", ""),
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this (0 splits every module)\n"
 	"  --no-type-units     compile partitions without -fdebug-types-section:\n"
@@ -80,7 +81,7 @@ static const char usage[] =
 	"                      symlinks)\n"
 	"  --ninja PATH        ninja to run (default: ninja on PATH)\n"
 	"  --dir DIR           inner build directory (default: <output>.mtpc)\n"
-	INNER_EXECUTOR_HELP
+	INNER_EXECUTOR_HELP,
 	"  --verbose           show the inner build's commands too\n"
 	"  --quiet             hide the inner build's [i/n] progress lines\n"
 	"  --help              this text\n"
@@ -110,7 +111,9 @@ static const char usage[] =
 	"must be a clang/clang++ driver invocation with -o; inputs may be bitcode\n"
 	"objects, static archives of bitcode (extracted and passed between\n"
 	"--start-lib/--end-lib), native objects and libraries, @rsp files. Any\n"
-	"link MTPC cannot take runs unchanged.\n";
+	"link MTPC cannot take runs unchanged.\n",
+	NULL,
+};
 
 struct opts {
 	struct inner_opts in; /* the options mtpc-distribute takes too */
@@ -137,7 +140,10 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(usage, stdout); exit(0);
+		case 'h':
+			for (const char *const *u = usage; *u; u++)
+				fputs(*u, stdout);
+			exit(0);
 		case O_QUIET: o->quiet = 1; break;
 		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
 		case '?': mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;

@@ -11,7 +11,8 @@
 #include <jansson.h>
 #include <stdlib.h>
 
-mtpc_cache *open_cache(const struct step_args *s)
+/* The plan cache of the step (--cache, else the default). */
+static mtpc_cache *open_cache(const struct step_args *s)
 {
 	char *path = mtpc_cache_resolve_path(s->cache, NULL);
 	mtpc_cache *c = mtpc_cache_open(path, 0); /* NULL after (at most) one warning */
@@ -20,7 +21,7 @@ mtpc_cache *open_cache(const struct step_args *s)
 }
 
 /* The plan key (input and options hash) of a plan.json; NULL if unreadable. */
-json_t *plan_key(const char *plan, const char **mh, const char **oh)
+static json_t *plan_key(const char *plan, const char **mh, const char **oh)
 {
 	char *text;
 	size_t len;

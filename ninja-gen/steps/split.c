@@ -3,6 +3,7 @@
  * module's plain backend on any failure (the build never breaks because of
  * MTPC). */
 #include "steps_int.h"
+#include "steps.h"
 #include "dyndep.h"
 #include "inner_dir.h"
 #include "proc.h"
