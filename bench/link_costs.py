@@ -6,7 +6,7 @@ project against plain ThinLTO").
 For each project (a wrapper bench/wrap/<wrap>/CMakeLists.txt around an unmodified Debian
 source package, as in bench/wrap_sweep.py), two builds side by side:
   plain  -flto=thin -fuse-ld=lld (lld's in-process ThinLTO);
-  mtpc   mtpc_enable() with MTPC's defaults: split by cost (50k instructions), relay auto,
+  mtpc   mtpc_enable() with MTPC's defaults: split by cost (100k instructions), relay auto,
          partitions = cores, the job budget (no MTPC_SPLIT_* / MTPC_MAX_PARTITIONS given).
 Both are Release builds with clang/lld of MTPC's LLVM (`cmake -G Ninja -S bench/wrap/<wrap>
 -DUSE_MTPC=OFF|ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang-19 ...`).

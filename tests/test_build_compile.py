@@ -281,6 +281,11 @@ def test_cmake_sets_the_compiler_launcher(tmp_path):
     assert "mtpc-compile: small.c.o" not in out
     assert run([tmp_path / "b" / "app"]).stdout.strip()
     assert run([tmp_path / "b" / "cached"], check=False).returncode == 0
+    # MTPC_JOBS does not change an object: changing it recompiles nothing
+    run(["cmake", "-DMTPC_JOBS=1", tmp_path / "b"])
+    again = build(tmp_path / "b")
+    assert "mtpc-compile:" not in again and "Building C object" not in again, again
+    assert "--jobs=1" in (tmp_path / "b" / "CMakeFiles" / "mtpc-compile.rsp").read_text()
     # the small source was compiled as given: the same object as without MTPC_SPLIT_COMPILE
     configure(src, tmp_path / "off", ["-DMTPC_SPLIT_COST=1000", "-DMTPC_SPLIT_COMPILE=OFF"])
     build(tmp_path / "off")

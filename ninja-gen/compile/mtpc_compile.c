@@ -23,6 +23,7 @@
 #include "jobs.h"
 #include "ninja_write.h"
 #include "proc.h"
+#include "rsp.h"
 #include "steps.h"
 #include "util.h"
 
@@ -77,6 +78,10 @@ static const char *const usage[] = {
 	INNER_EXECUTOR_HELP
 	"  --verbose           show the inner build's commands\n"
 	"  --quiet             no progress lines\n"
+	"  @FILE               more of these options, read from FILE (before --;\n"
+	"                      mtpc_enable() keeps there those that do not change\n"
+	"                      the object, so that changing them recompiles\n"
+	"                      nothing)\n"
 	"  -h, --help          this help\n"
 	"      --version       print the version\n"
 	"\n"
@@ -130,6 +135,30 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	}
 	o->cmd = argv + optind;
 	o->ncmd = argc - optind;
+	return 0;
+}
+
+/* argv with the "@FILE" words among mtpc-compile's own options (before
+ * "--") expanded into *args; the compile command's own "@FILE" words stay
+ * for the compiler. Without "--" nothing is expanded (an option's value
+ * and the compiler's first word could not be told apart). Returns 0, or -1
+ * after an error naming the file. */
+static int expand_own_options(int argc, char **argv, struct strv *args)
+{
+	int dd = 1;
+	while (dd < argc && strcmp(argv[dd], "--") != 0)
+		dd++;
+	if (dd == argc)
+		dd = 1; /* no "--": argv[0] alone */
+	for (int i = 1; i < dd; i++)
+		if (argv[i][0] == '@' && access(argv[i] + 1, R_OK) < 0) {
+			mtpc_error("cannot read options file %s: %s", argv[i] + 1, strerror(errno));
+			return -1;
+		}
+	if (rsp_expand(args, dd, argv) < 0)
+		return -1;
+	for (int i = dd; i < argc; i++)
+		strv_add(args, argv[i]);
 	return 0;
 }
 
@@ -309,9 +338,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && steps_is_step(argv[1]))
 		return steps_main(argc, argv);
 	double t0 = mtpc_now();
-	struct opts o;
-	if (parse_opts(&o, argc, argv) < 0) {
+	struct strv args = {0};
+	struct opts o = {0};
+	if (expand_own_options(argc, argv, &args) < 0 || parse_opts(&o, (int)args.n, args.v) < 0) {
 		inner_opts_free(&o.in);
+		strv_free(&args);
 		return 2;
 	}
 	struct compilecmd cc;
@@ -330,5 +361,6 @@ int main(int argc, char **argv)
 	if (status < 0)
 		status = run_plain(o.cmd); /* exactly the compile as given */
 	inner_opts_free(&o.in);
+	strv_free(&args);
 	return status;
 }
