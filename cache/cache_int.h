@@ -47,6 +47,10 @@ int cache_exec(sqlite3 *db, const char *sql);
 /* Prepare one statement; NULL on error (the db's errmsg says why). */
 sqlite3_stmt *cache_prepare(sqlite3 *db, const char *sql);
 
+/* The integer of the first column of the one row sql returns (a PRAGMA, a
+ * count). Returns SQLITE_OK, or the SQLite error code. */
+int cache_query_int(sqlite3 *db, const char *sql, long long *out);
+
 /* Begin a write transaction. IMMEDIATE so that the write lock is taken (or
  * waited for, through the busy timeout) up front: a DEFERRED transaction that
  * later upgrades to a writer can fail with SQLITE_BUSY without waiting. */

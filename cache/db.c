@@ -171,8 +171,7 @@ static int busy_timeout_ms(void)
 	return *end || ms < 0 || ms > 3600000 ? 5000 : (int)ms;
 }
 
-/* One integer from a statement returning one row (a PRAGMA). */
-static int query_int(sqlite3 *db, const char *sql, long long *out)
+int cache_query_int(sqlite3 *db, const char *sql, long long *out)
 {
 	sqlite3_stmt *st = cache_prepare(db, sql);
 	int rc;
@@ -216,8 +215,8 @@ static char *check_schema(mtpc_cache *c)
 	long long app = 0, ver = 0, tables = 0;
 	int rc;
 
-	if ((rc = query_int(db, "PRAGMA application_id", &app)) ||
-	    (rc = query_int(db, "PRAGMA user_version", &ver)))
+	if ((rc = cache_query_int(db, "PRAGMA application_id", &app)) ||
+	    (rc = cache_query_int(db, "PRAGMA user_version", &ver)))
 		return describe(db, rc, c->path);
 	if (app == CACHE_APPLICATION_ID && ver == CACHE_SCHEMA_VERSION)
 		return NULL; /* the common case: no lock taken */
@@ -226,7 +225,7 @@ static char *check_schema(mtpc_cache *c)
 				 "understands (%d)", c->path, ver, CACHE_SCHEMA_VERSION);
 	if (c->readonly) {
 		if (app == 0 && ver == 0 &&
-		    query_int(db, "SELECT count(*) FROM sqlite_schema", &tables) == SQLITE_OK &&
+		    cache_query_int(db, "SELECT count(*) FROM sqlite_schema", &tables) == SQLITE_OK &&
 		    tables == 0)
 			return xasprintf("%s: empty database, not an MTPC plan cache yet", c->path);
 		if (app == CACHE_APPLICATION_ID)
@@ -243,9 +242,9 @@ static char *check_schema(mtpc_cache *c)
 	    (rc = cache_exec(db, "PRAGMA journal_mode = WAL")) || (rc = cache_begin(c)))
 		return describe(db, rc, c->path);
 	/* Re-read under the write lock: another process may have won the race. */
-	if ((rc = query_int(db, "PRAGMA application_id", &app)) ||
-	    (rc = query_int(db, "PRAGMA user_version", &ver)) ||
-	    (rc = query_int(db, "SELECT count(*) FROM sqlite_schema", &tables)))
+	if ((rc = cache_query_int(db, "PRAGMA application_id", &app)) ||
+	    (rc = cache_query_int(db, "PRAGMA user_version", &ver)) ||
+	    (rc = cache_query_int(db, "SELECT count(*) FROM sqlite_schema", &tables)))
 		goto fail;
 	if (app != CACHE_APPLICATION_ID && (app != 0 || ver != 0 || tables != 0)) {
 		cache_rollback(c);

@@ -8,19 +8,11 @@
  * shrinks after incremental_vacuum, and the WAL after a checkpoint. */
 static int used_bytes(sqlite3 *db, long long *bytes)
 {
-	sqlite3_stmt *st = cache_prepare(db, "SELECT (SELECT page_count FROM pragma_page_count()) - "
-					     "(SELECT freelist_count FROM pragma_freelist_count()), "
-					     "(SELECT page_size FROM pragma_page_size())");
-	int rc;
-	if (!st)
-		return sqlite3_errcode(db);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*bytes = sqlite3_column_int64(st, 0) * sqlite3_column_int64(st, 1);
-		rc = SQLITE_OK;
-	}
-	sqlite3_finalize(st);
-	return rc;
+	return cache_query_int(db,
+			       "SELECT ((SELECT page_count FROM pragma_page_count()) - "
+			       "(SELECT freelist_count FROM pragma_freelist_count())) * "
+			       "(SELECT page_size FROM pragma_page_size())",
+			       bytes);
 }
 
 /* Run a statement with one optional double parameter; *changes gets the

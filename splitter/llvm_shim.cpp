@@ -178,14 +178,9 @@ static int fail(char **error, const std::string &msg)
 	return -1;
 }
 
-/* The thin link's whole-program devirtualization and type-test (CFI)
- * resolutions are applied by the first passes of the backend's optimization
- * pipeline (PassBuilder::buildThinLTODefaultPipeline), after the post-import
- * hook. The partitions are optimized by a plain -O2 compile that has no
- * summary, so apply them here, as that pipeline does; then drop the type
- * tests left for assumes. Without this, CFI modules crash the partition
- * compiles and devirtualization is lost. */
-static void apply_type_resolutions(Module &M, const ModuleSummaryIndex &index)
+/* Run the module passes of MPM on M with the analyses a PassBuilder
+ * registers (what opt does for a pipeline of module passes). */
+static void run_module_passes(Module &M, ModulePassManager &MPM)
 {
 	LoopAnalysisManager LAM;
 	FunctionAnalysisManager FAM;
@@ -197,6 +192,18 @@ static void apply_type_resolutions(Module &M, const ModuleSummaryIndex &index)
 	PB.registerFunctionAnalyses(FAM);
 	PB.registerLoopAnalyses(LAM);
 	PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+	MPM.run(M, MAM);
+}
+
+/* The thin link's whole-program devirtualization and type-test (CFI)
+ * resolutions are applied by the first passes of the backend's optimization
+ * pipeline (PassBuilder::buildThinLTODefaultPipeline), after the post-import
+ * hook. The partitions are optimized by a plain -O2 compile that has no
+ * summary, so apply them here, as that pipeline does; then drop the type
+ * tests left for assumes. Without this, CFI modules crash the partition
+ * compiles and devirtualization is lost. */
+static void apply_type_resolutions(Module &M, const ModuleSummaryIndex &index)
+{
 	ModulePassManager MPM;
 	MPM.addPass(WholeProgramDevirtPass(nullptr, &index));
 	MPM.addPass(LowerTypeTestsPass(nullptr, &index));
@@ -206,7 +213,7 @@ static void apply_type_resolutions(Module &M, const ModuleSummaryIndex &index)
 #else
 	MPM.addPass(LowerTypeTestsPass(nullptr, nullptr, /*DropTypeTests=*/true));
 #endif
-	MPM.run(M, MAM);
+	run_module_passes(M, MPM);
 }
 
 // The targets the import's backend configuration and a summary's module-asm
@@ -394,21 +401,11 @@ extern "C" char *mtpc_thinlto_bitcode(LLVMModuleRef module, size_t *len, char **
 {
 	init_targets();
 	Module &M = *unwrap(module);
-	LoopAnalysisManager LAM;
-	FunctionAnalysisManager FAM;
-	CGSCCAnalysisManager CGAM;
-	ModuleAnalysisManager MAM;
-	PassBuilder PB;
-	PB.registerModuleAnalyses(MAM);
-	PB.registerCGSCCAnalyses(CGAM);
-	PB.registerFunctionAnalyses(FAM);
-	PB.registerLoopAnalyses(LAM);
-	PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
 	std::string bytes;
 	raw_string_ostream os(bytes);
 	ModulePassManager MPM;
 	MPM.addPass(ThinLTOBitcodeWriterPass(os, nullptr));
-	MPM.run(M, MAM);
+	run_module_passes(M, MPM);
 	os.flush();
 	char *out = static_cast<char *>(malloc(bytes.size() + 1));
 	if (!out) {
