@@ -247,3 +247,23 @@ def test_csmith_under_flags(flagset, mode, tmp_path):
     except pd.Fail as e:
         pytest.fail(str(e), pytrace=False)
     assert counts and max(counts) >= 2, counts
+
+
+COMPILE_CASES = [(s, m) for s in SEEDS for m in ("plain", "link")]
+
+
+@pytest.mark.parametrize("seed,mode", COMPILE_CASES, ids=[f"{s}-{m}" for s, m in COMPILE_CASES])
+def test_csmith_split_compile(seed, mode, tmp_path):
+    """The compile step split too (mtpc-compile, every compile split in up to 4 partitions):
+    the program linked plainly, and through mtpc-link, prints what plain ThinLTO's prints and
+    exports the same symbols."""
+    src = tmp_path / f"csmith{seed}.c"
+    _must([CSMITH, "--seed", seed, *CSMITH_OPTS, "-o", src], "csmith", cwd=tmp_path)
+    prog = pd.Program([(src, ["-w", "-I", CSMITH_INCLUDE])], args=["1"])
+    try:
+        counts = pd.compare(prog, "none", tmp_path / "w", mode, split_compile=True)
+    except pd.Skip as e:
+        pytest.skip(str(e))
+    except pd.Fail as e:
+        pytest.fail(str(e), pytrace=False)
+    assert counts[0] >= 2, f"mtpc-compile did not split the program: {counts}"
