@@ -81,6 +81,9 @@ static void usage(FILE *f)
 	      "                            dead arguments removed): partitions then lose what\n"
 	      "                            the unsplit backend derives from the whole module\n"
 	      "                            (mtpc-link passes it for -O0 links)\n"
+	      "      --pre-link            the input is a compile's module, split before the\n"
+	      "                            thin link (mtpc-compile passes it): modules with\n"
+	      "                            ifuncs are refused (exit 1), see docs/splitter.md\n"
 	      "      --weights W,W,...     relative target sizes of the partitions, the first the\n"
 	      "                            largest (e.g. 57,43: mtpc-link gives a partition\n"
 	      "                            that will start behind another module's backend\n"
@@ -297,7 +300,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		O_CRIT_COPY_BUDGET, O_DUP_LIMIT, O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT,
 		O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED,
 		O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST,
-		O_PRINT_VISIBILITY, O_JOIN, O_JOIN_PLAN, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_EMIT_WITH,
+		O_PRINT_VISIBILITY, O_JOIN, O_JOIN_PLAN, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_PRE_LINK, O_EMIT_WITH,
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
@@ -336,6 +339,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		{"placeholder-checksums", no_argument, 0, O_PLACEHOLDERS},
 		{"virtual-lines", no_argument, 0, O_VIRTUAL_LINES},
 		{"no-ipo", no_argument, 0, O_NO_IPO},
+		{"pre-link", no_argument, 0, O_PRE_LINK},
 		{"emit-with", required_argument, 0, O_EMIT_WITH},
 		{0, 0, 0, 0},
 	};
@@ -391,6 +395,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		case O_PLACEHOLDERS: o->debug |= EMIT_PLACEHOLDER_CHECKSUMS; break;
 		case O_VIRTUAL_LINES: o->debug |= EMIT_VIRTUAL_LINES; break;
 		case O_NO_IPO: o->ipo = 0; break;
+		case O_PRE_LINK: o->pre_link = 1; break;
 		case O_EMIT_WITH:
 			if (!strcmp(optarg, "auto"))
 				o->emit_with = EMIT_WITH_AUTO;

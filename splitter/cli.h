@@ -53,6 +53,9 @@ struct options {
 	                            for the import (default static: 0) */
 	int ipo;                 /* run the whole-module passes first (ipo.h);
 	                            --no-ipo clears it */
+	int pre_link;            /* --pre-link: the input is a compile's module,
+	                            to be joined again before the thin link:
+	                            refuse what that thin link cannot take split */
 
 	/* The plan. Each changes it, so each is in the plan's key. */
 	int partitions;          /* -n: at most this many (default: CPUs) */

@@ -211,7 +211,7 @@ static void load_input(const struct options *o, LLVMContextRef ctx, char **diag,
 		 * inlined into its callers (they are in other partitions), the
 		 * thin link of LLVM 19 and 22 can crash in its dead-symbol
 		 * analysis on the joined summary where the unsplit one links. */
-		if (LLVMGetFirstGlobalIFunc(mb->m))
+		if (o->pre_link && LLVMGetFirstGlobalIFunc(mb->m))
 			mtpc_fatal("%s: defines ifuncs (%s, ...), whose users' summaries can crash the thin link "
 				   "once split; not split before the thin link", o->input,
 				   LLVMGetValueName2(LLVMGetFirstGlobalIFunc(mb->m), &(size_t){0}));

@@ -170,6 +170,8 @@ static void split_cmd(const struct graph_conf *gc, const struct graph_codegen *c
 	step_arg(cmd, STEP_SPLIT, OPT_CACHE, gc->cache);
 	if (!backend || opt_level_zero(cg))
 		step_arg(cmd, STEP_SPLIT, OPT_SPLIT_ARG, "--no-ipo");
+	if (!backend)
+		step_arg(cmd, STEP_SPLIT, OPT_SPLIT_ARG, "--pre-link");
 	if (shares) {
 		/* Before the user's split arguments, which may override it. */
 		struct buf w = {0};

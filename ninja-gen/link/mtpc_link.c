@@ -220,10 +220,11 @@ static int run_plain_thinlto(const struct opts *o, const struct linkcmd *lc, con
 
 /* Whether the inner build would do anything plain ThinLTO does not: split
  * or relay a module, record the history that could make it do so (struct
- * module's watch), or pack the .dwo files of -gsplit-dwarf into a .dwp. */
-static int needs_inner_build(const struct graph *g)
+ * module's watch), pack the .dwo files of -gsplit-dwarf into a .dwp, or run
+ * the backends on a Slurm cluster instead of this machine. */
+static int needs_inner_build(const struct opts *o, const struct graph *g)
 {
-	if (g->dwp)
+	if (g->dwp || o->in.slurm.on)
 		return 1;
 	for (size_t i = 0; i < g->nmods; i++)
 		if (g->mods[i].split || g->mods[i].relay || g->mods[i].watch)
@@ -263,10 +264,10 @@ static int run_inner(const struct opts *o, const struct linkcmd *lc, const char 
 	int status = -1;
 	if (mtpc_mkdir_p(inner) < 0)
 		mtpc_error("cannot create %s: %s", inner, strerror(errno));
-	else if (link_graph_build(&gc, lc, &lg) == 0 && (!needs_inner_build(g) || link_graph_write(&gc, &lg) == 0))
+	else if (link_graph_build(&gc, lc, &lg) == 0 && (!needs_inner_build(o, g) || link_graph_write(&gc, &lg) == 0))
 		status = 0;
 	mtpc_cache_close(cache);
-	if (status == 0 && !needs_inner_build(g)) {
+	if (status == 0 && !needs_inner_build(o, g)) {
 		status = run_plain_thinlto(o, lc, inner);
 		if (status == 0)
 			inner_summary(stdout, g, &gc, g->output, mtpc_now() - t0);
