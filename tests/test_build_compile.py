@@ -125,6 +125,28 @@ def test_unsplit_compiles_are_exact(why, flags, opts, tmp_path):
     assert (r.stdout, r.stderr) == (ref.stdout, ref.stderr), r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("line,split", [
+    ('#include "part.c"', True),
+    ('  #  include  "part.c"  // a unity file\'s include', True),
+    ('#include "part.h"', False),          # headers are not counted
+    ('#include <part.c>', False),          # only quoted paths
+    ('// #include "part.c"', False),
+])
+def test_first_compile_estimate(line, split, tmp_path):
+    """With no object yet, the cost is estimated from the source's bytes and those of the
+    C/C++ files it includes by a quoted path (a unity build), 40 bytes an instruction:
+    a 100 KB part.c (mostly a comment) puts unity.c over --cost-threshold 2000."""
+    part = big_source(tmp_path / "part.c")
+    part.write_text("/*" + "x" * 100_000 + "*/\n" + part.read_text())
+    (tmp_path / "part.h").write_text(part.read_text())
+    src = tmp_path / "unity.c"
+    src.write_text(line + "\n")
+    obj = tmp_path / "unity.o"
+    mtpc_compile(tmp_path, compile_cmd(src, obj, "-flto=thin", f"-I{tmp_path}"),
+                 "--cost-threshold", "2000")
+    assert pathlib.Path(f"{obj}.mtpc").exists() == split, line
+
+
 def test_deterministic_and_runs(tmp_path):
     """The same compile (relative paths) in two directories, the second with other --jobs."""
     objs = []
