@@ -1,0 +1,89 @@
+"""bench/compile_bench.py: its edit and graph helpers on small inputs, then the whole script
+with --quick (a small synthetic TU: every measurement, no callgrind) against the build
+($MTPC_BUILD_DIR): the sections are printed and the numbers are sane. About 30 s."""
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD, ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import compile_bench  # noqa: E402
+import lib  # noqa: E402
+
+
+def test_edit_changes_one_constant_past_the_middle():
+    text = "int f(void)\n{\n    return 7;\n}\nint g(void)\n{\n    return 0x10;\n}\n"
+    new, line = compile_bench.edited(text, r"^\s+return ((?:0x)?[1-9][0-9a-f]*);$", 2)
+    assert line == 7 and new.split("\n")[6] == "    return 0x12;"
+    assert new.count("\n") == text.count("\n")
+    # the same source gives the same line (deterministic)
+    assert compile_bench.edited(text, r"^\s+return ([1-9]\d*);$", 1)[1] == 3
+    with pytest.raises(lib.BenchError):
+        compile_bench.edited(text, r"^\s+CHECK\((\d+)\);$", 1)
+
+
+def test_graphs_put_the_link_after_the_compile_side():
+    edge = lambda n, s, deps=(): {"name": n, "seconds": s, "deps": list(deps)}  # noqa: E731
+    m = {"others": {"main.c": 1.0}, "plain_compile": {"cpu": 10.0},
+         "frontend": {"cpu": 2.0},
+         # mtpc-compile: 3 s of its own (outside its frontend and edges)
+         "mtpc_compile": {"cpu": 2.0 + 10.0 + 3.0, "edges": [edge("split.dd", 1.0), edge("p0.o", 4.0, ["split.dd"]),
+                                    edge("p1.o", 4.0, ["split.dd"]),
+                                    edge("native.o", 1.0, ["p0.o", "p1.o"])]},
+         "links": {"i": {"cpu": 20.0},
+                   "b": {"cpu": 20.0, "edges": [edge("idx", 1.0), edge("p0.o", 9.0, ["idx"]),
+                                   edge("p1.o", 9.0, ["idx"]),
+                                   edge("app", 1.0, ["p0.o", "p1.o"])]}}}
+    m["links"]["iii"] = m["links"]["b"]
+    p = compile_bench.predictions(m)
+    assert p["a"]["critical_path"] == 30.0 and p["a"]["work"] == 31.0
+    assert p["b"]["critical_path"] == 10.0 + 1 + 9 + 1
+    assert p["c"]["critical_path"] == 3.0 + 2 + 1 + 4 + 1 + 1 + 9 + 1
+    assert p["c"]["makespan"]["2"] == p["c"]["critical_path"]
+    assert p["c"]["compile_work"] == 3.0 + 2 + 1 + 4 + 4 + 1 and p["c"]["compile_own"] == 3.0
+    assert p["c0"]["critical_path"] == p["c"]["critical_path"] - 3.0
+    assert p["c"]["work"] == 1.0 + 15.0 + 20.0       # the whole processes' CPU
+
+
+@pytest.mark.skipif(not (lib.mtpc_tool("mtpc-compile", BUILD) and
+                         lib.mtpc_tool("mtpc-link", BUILD)), reason="MTPC tools not built")
+@pytest.mark.skipif(not (shutil.which("taskset") and shutil.which("ninja")),
+                    reason="taskset/ninja missing")
+def test_quick_run(tmp_path):
+    out = tmp_path / "compile_bench.json"
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "compile_bench.py"), "--quick",
+                        "--build-dir", str(BUILD), "--work", str(tmp_path / "w"),
+                        "--json", str(out)], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    text = r.stdout
+    for section in ("## synthetic: big.c", "Pinned to cpu1, one edge after another",
+                    "| compile: slots (n, max) |", "| link: slots (n, max) |",
+                    "PREDICTED critical path", "Wall on ", "Edit -> object",
+                    "Quality of the program", "## Summary"):
+        assert section in text, section
+    (m,) = json.loads(out.read_text())["workloads"]
+    mc = m["mtpc_compile"]
+    assert mc["split_into"] > 1, mc["said"]
+    assert not [s for s in mc["said"] if "warning" in s]
+    kinds = compile_bench.kinds(mc["edges"])
+    assert kinds["split"]["count"] == kinds["join"]["count"] == 1
+    assert kinds["slot"]["count"] == mc["split_into"]
+    p = m["predicted"]
+    assert p["c"]["makespan"]["16"] < p["a"]["makespan"]["16"]
+    for cfg in "abc":     # the critical path and the work bound every makespan
+        for n in compile_bench.CORES:
+            ms = p[cfg]["makespan"][str(n)]
+            assert p[cfg]["critical_path"] - 1e-9 <= ms <= p[cfg]["work"] + 1e-9
+    # the edit reran the split and fewer slots than it has partitions
+    assert 1 <= m["edit"]["mtpc"]["slots_run"] < mc["split_into"]
+    q = m["quality"]
+    assert all(q[k]["same_output"] and q[k]["exit"] == 0 for k in ("i", "b", "ii", "iii"))
+    assert all(0.8 < q[k]["text_ratio"] < 1.2 for k in q)
+    for c in ("plain", "mtpc", "mtpc_kept"):
+        assert len(m["wall"][c]["compile"]["values"]) == 2
+    for c in ("plain", "mtpc"):
+        assert m["wall"][c]["compile"]["median"] <= m["wall"][c]["path"]["median"]
