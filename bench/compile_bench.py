@@ -51,7 +51,8 @@ A workload whose sources are missing is skipped with a message naming its fetch 
    (ii) mtpc-compile + plain link, (iii) mtpc-compile + mtpc-link: instructions executed
    (valgrind's callgrind, bench/callgrind.py) and .text bytes (llvm-size -A), as ratios to
    (i); the program's output must be the same in all four (speedtest1: its hash lines).
-   Goals: instructions within +-1%, .text within +1.5%.
+   Goals (issue 29): instructions within +0.1%, .text within +0.5%; the path >= 5x shorter
+   than plain at 16 cores (predicted); compile-side work <= 1.10 of the plain compile.
 
 Usage:
   /usr/bin/python3 bench/compile_bench.py                      # every workload found
@@ -124,6 +125,7 @@ class Workload:
     edit_re: str          # a line with a constant (group 1) in one function's body
     program: str
     keep: str = None      # the output lines every build must print alike (None: all)
+    patch: tuple = ()     # (old, new) replacements in the TU's copy, each applied once
 
 
 def workloads(work, cxx_unit="element_access2"):
@@ -143,7 +145,12 @@ def workloads(work, cxx_unit="element_access2"):
             [f"extras/{e}/duk_{e.replace('-', '_')}.c" for e in extras], False,
             ["-std=c99", *duk_defs, f"-I{dk}/src", f"-I{dk}/examples/cmdline"] +
             [f"-I{dk}/extras/{e}" for e in extras], ["-lm"],
-            [str(work / "duktape" / "workload.js")], r"^\s+return ([1-9]\d*);$", "duk"),
+            [str(work / "duktape" / "workload.js")], r"^\s+return ([1-9]\d*);$", "duk",
+            # Duktape seeds its string hash with the heap's address, which moves with the
+            # binary's layout: the instruction counts of two builds then differ by up to
+            # 2% whatever the code. The builds compared here share one fixed seed.
+            patch=(("res->hash_seed = (duk_uint32_t) (duk_uintptr_t) res;",
+                    "res->hash_seed = (duk_uint32_t) 0x12345678UL;"),)),
         # bench/cxx/CMakeLists.txt's settings (upstream's test_main)
         "cxx": Workload(
             "cxx", "bench/get-cxx.sh", cx, f"src/unit-{cxx_unit}.cpp", ["src/unit.cpp"],
@@ -412,6 +419,10 @@ def bench_workload(w, t, args, wd):
     src = wd / "src" / orig.name
     src.parent.mkdir(exist_ok=True)
     text = orig.read_text(errors="surrogateescape")
+    for old, new in w.patch:
+        if text.count(old) != 1:
+            raise lib.BenchError(f"{orig}: expected one {old!r} to patch")
+        text = text.replace(old, new)
     src.write_text(text, errors="surrogateescape")
     cflags = [*w.cflags, f"-I{orig.parent}"]
     drv = t.clangxx if w.cxx else t.clang
@@ -618,7 +629,7 @@ def report_workload(m):
                f"{lib.ratio(p['c']['work'], p['a']['work']):.3f} |")
     cw, cwe = compile_work(m)
     out += ["", f"Compile-side total work, mtpc-compile / plain compile: whole process "
-                f"{lib.fmt_r(cw, 1.3)}; frontend + edges only {cwe:.3f}", ""]
+                f"{lib.fmt_r(cw, 1.10)}; frontend + edges only {cwe:.3f}", ""]
     out.append("PREDICTED critical path (list scheduling of the measured edges; s):")
     out.append("")
     out.append("| cores | (a) plain | (b) backend split | (c) compile + backend split | "
@@ -693,9 +704,9 @@ def short(job):
 
 def summary(results):
     out = ["## Summary", "",
-           "| workload | a/b at 16 (predicted) | a/c at 16 (predicted) | a/c' at 16 | "
-           "compile work × (≤ 1.3) | total work (c)/(a) | 2-core compile wall MTPC/plain | "
-           "instructions (iii)/(i) (±1%) | .text (iii)/(i) (≤ +1.5%) |",
+           "| workload | a/b at 16 (predicted) | a/c at 16 (predicted, ≥ 5) | a/c' at 16 | "
+           "compile work × (≤ 1.10) | total work (c)/(a) | 2-core compile wall MTPC/plain | "
+           "instructions (iii)/(i) (≤ 1.001) | .text (iii)/(i) (≤ 1.005) |",
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for m in results:
         if "error" in m or "skipped" in m:
