@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fetches the {fmt} C++ workload (docs/performance.md, "C++ parity on three workloads"):
+# Fetches the {fmt} C++ workload (docs/performance-history.md, "C++ parity on three workloads"):
 # fmt's format-test from Debian's source package fmtlib, with the googletest/googlemock it is
 # built against. Debian's fmtlib (+ds1) drops upstream's bundled test/gtest and builds the
 # tests with the googletest source package (debian/patches/0001-Build-with-system-googletest),

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fetches the googletest C++ workload (docs/performance.md, "C++ parity on three workloads"):
+# Fetches the googletest C++ workload (docs/performance-history.md, "C++ parity on three workloads"):
 # googletest's own unit test gtest_unittest from Debian's source package googletest. Its
 # translation unit test/gtest_unittest.cc (7,752 lines) is hundreds of TEST/TEST_F/TYPED_TEST
 # classes, each with a vtable, assertion templates (EXPECT_EQ, EXPECT_PRED*, printers,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every edge of the links of a whole project, MTPC against plain ThinLTO (issue 30, "Never
-slower than plain ThinLTO": its item 1 and its goal; docs/performance.md, "Links of a whole
+slower than plain ThinLTO": its item 1 and its goal; docs/performance-history.md, "Links of a whole
 project against plain ThinLTO").
 
 For each project (a wrapper bench/wrap/<wrap>/CMakeLists.txt around an unmodified Debian

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Real Debian source packages built through MTPC (every module split) and through plain
-ThinLTO, their test suites and exports compared (docs/performance.md, "A project MTPC was not
+ThinLTO, their test suites and exports compared (docs/performance-history.md, "A project MTPC was not
 written for" and "Eleven more Debian source packages, every module split": the by-hand check,
 automated).
 

@@ -1,6 +1,7 @@
 # wrap.cmake: shared by the bench/wrap/<project>/ wrappers, which build a real project's own,
 # unmodified CMake build (a Debian source package) through MTPC or plain ThinLTO so the two
-# can be compared (docs/performance.md, last section). Include it after add_subdirectory():
+# can be compared (docs/performance-history.md, "A project MTPC was not written for").
+# Include it after add_subdirectory():
 #
 #   include(${CMAKE_CURRENT_LIST_DIR}/../wrap.cmake)
 #   wrap_targets(all ${SRC_DIR} RECURSIVE)    # or name the targets

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 /* The split step (import + split) costs about this fraction of the module's
- * backend (docs/performance.md, Benchmark 1: 0.04-0.05). */
+ * backend (docs/performance-history.md, Benchmark 1: 0.04-0.05). */
 #define SPLIT_COST 0.05
 
 struct edge {
