@@ -105,30 +105,18 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
+	/* the link front ends' options that mean nothing to a compile */
+	static const int refused[] = {INNER_O_THRESHOLD, INNER_O_RELAY, INNER_O_RELAY_MODE, INNER_O_MIN_COST,
+				      INNER_O_LLVM_BIN, INNER_O_DIR, INNER_O_NO_TYPE_UNITS, 0};
 	memset(o, 0, sizeof *o);
 	inner_opts_init(&o->in);
-	int c, li = 0;
-	opterr = 0;
+	int c;
 	/* "+": stop at the first word that is not an option (the compiler). */
-	while ((c = getopt_long(argc, argv, "+:h", longopts, &li)) != -1) {
-		switch (c) {
-		case 'h':
-			for (const char *const *u = usage; *u; u++)
-				fputs(*u, stdout);
-			exit(0);
-		case O_QUIET: o->quiet = 1; break;
-		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
-		case '?': mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
-		case INNER_O_THRESHOLD: case INNER_O_RELAY: case INNER_O_RELAY_MODE: case INNER_O_MIN_COST:
-		case INNER_O_LLVM_BIN: case INNER_O_DIR: case INNER_O_NO_TYPE_UNITS:
-			/* the link front ends' options that mean nothing to a compile */
-			mtpc_error("--%s is not an option of mtpc-compile (see --help)", longopts[li].name);
-			return -1;
-		default:
-			if (inner_opt(&o->in, c, optarg) != 0)
-				return -1;
-		}
-	}
+	while ((c = inner_getopt(&o->in, argc, argv, "+:h", longopts, refused, "mtpc-compile", usage)) >= 0)
+		if (c == O_QUIET)
+			o->quiet = 1;
+	if (c == -2)
+		return -1;
 	if (optind >= argc) {
 		mtpc_error("no compile command (see --help)");
 		return -1;

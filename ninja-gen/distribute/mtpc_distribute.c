@@ -168,21 +168,11 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	in->slurm.tries = (int)tries;
 	in->slurm.wait = (int)wait;
 	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			for (const char *const *u = usage; *u; u++)
-				fputs(*u, stdout);
-			exit(0);
-		case O_PROGRESS: o->progress = 1; break;
-		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
-		case '?': mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
-		default:
-			if (inner_opt(in, c, optarg) != 0)
-				return -1;
-		}
-	}
+	while ((c = inner_getopt(in, argc, argv, ":h", longopts, NULL, "mtpc-distribute", usage)) >= 0)
+		if (c == O_PROGRESS)
+			o->progress = 1;
+	if (c == -2)
+		return -1;
 	if (optind != argc - 1) {
 		mtpc_error(optind == argc ? "no job list (JSON file) given (see --help)"
 					  : "one job list (JSON file) expected, got %d arguments",

@@ -42,6 +42,39 @@ static void list_word(struct strv *v, int *from_env, const char *w)
 		strv_add(v, w);
 }
 
+int inner_getopt(struct inner_opts *o, int argc, char **argv, const char *shortopts,
+		 const struct option *longopts, const int *refused, const char *tool,
+		 const char *const *usage)
+{
+	int c, li = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, &li)) != -1) {
+		if (c == 'h') {
+			for (const char *const *u = usage; *u; u++)
+				fputs(*u, stdout);
+			exit(0);
+		}
+		if (c == ':') {
+			mtpc_error("%s: missing value (see --help)", argv[optind - 1]);
+			return -2;
+		}
+		if (c == '?') {
+			mtpc_error("unknown option %s (see --help)", argv[optind - 1]);
+			return -2;
+		}
+		if (c < INNER_O_THRESHOLD || c >= INNER_O_END)
+			return c;
+		for (const int *r = refused; r && *r; r++)
+			if (*r == c) {
+				mtpc_error("--%s is not an option of %s (see --help)", longopts[li].name, tool);
+				return -2;
+			}
+		if (inner_opt(o, c, optarg) != 0)
+			return -2;
+	}
+	return -1;
+}
+
 int inner_opt(struct inner_opts *o, int c, const char *arg)
 {
 	long long v = 0;

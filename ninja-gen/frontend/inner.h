@@ -65,6 +65,16 @@ void inner_opts_init(struct inner_opts *o);
  * 0, -1 after one error message (a bad number), or 1 if c is not one. */
 int inner_opt(struct inner_opts *o, int c, const char *arg);
 void inner_opts_free(struct inner_opts *o);
+/* One step of a front end's getopt_long loop over longopts (INNER_LONGOPTS
+ * and its own options; opterr is turned off): -h/--help prints usage and
+ * exits 0; a missing value or an unknown option is reported; a shared
+ * option is applied (inner_opt) unless it is in refused (0-terminated
+ * INNER_O_ codes, or NULL), which is an error naming tool. Returns the
+ * code of an option of the front end's own (its value in optarg), -1 at
+ * the end of the options, or -2 after one error message. */
+int inner_getopt(struct inner_opts *o, int argc, char **argv, const char *shortopts,
+		 const struct option *longopts, const int *refused, const char *tool,
+		 const char *const *usage);
 /* The fields of gc that come from the options alone (the cache path, lists,
  * thresholds, partitions and jobs; lists are shared, not copied). */
 void inner_conf(struct graph_conf *gc, const struct inner_opts *o);

@@ -137,21 +137,11 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	memset(o, 0, sizeof *o);
 	inner_opts_init(&o->in);
 	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			for (const char *const *u = usage; *u; u++)
-				fputs(*u, stdout);
-			exit(0);
-		case O_QUIET: o->quiet = 1; break;
-		case ':': mtpc_error("%s: missing value (see --help)", argv[optind - 1]); return -1;
-		case '?': mtpc_error("unknown option %s (see --help)", argv[optind - 1]); return -1;
-		default:
-			if (inner_opt(&o->in, c, optarg) != 0)
-				return -1;
-		}
-	}
+	while ((c = inner_getopt(&o->in, argc, argv, "+:h", longopts, NULL, "mtpc-link", usage)) >= 0)
+		if (c == O_QUIET)
+			o->quiet = 1;
+	if (c == -2)
+		return -1;
 	if (optind < 1 || optind > argc || strcmp(argv[optind - 1], "--") != 0) {
 		mtpc_error("missing \"--\" before the link command (see --help)");
 		return -1;
