@@ -312,7 +312,7 @@ mtpc_cache *mtpc_cache_open_ex(const char *path, int readonly, char **errmsg)
 		/* Say why ourselves here too: when SQLite cannot create the file
 		 * it retries read-only, and its errno is then ENOENT ("cannot open
 		 * plan cache (No such file or directory)" for a directory the user
-		 * may not write in; tests/test_faults.py, cache as nobody). */
+		 * may not write in; tests/integration/test_faults.py, cache as nobody). */
 		if (access(dir, W_OK | X_OK) < 0) {
 			msg = xasprintf("%s: cannot create the plan cache in %s: %s", path, dir,
 					strerror(errno));

@@ -1,10 +1,10 @@
 #!/bin/sh
-# Differential csmith run (larger sample than tests/test_csmith.py, same check): each seed's
+# Differential csmith run (larger sample than tests/split/test_csmith.py, same check): each seed's
 # program is built through mtpc-link with forced splitting (threshold 0, PARTITIONS
 # partitions) and with plain ThinLTO; both must print the same checksums and export the same
 # symbols; a relink with the plan cache hit must give the same plans and program. Seeds whose
 # program loops or crashes at -O0 are skipped. The build variant (optimization level,
-# -no-pie/-static, -g) cycles from run to run (tests/test_csmith.py VARIANTS).
+# -no-pie/-static, -g) cycles from run to run (tests/split/test_csmith.py VARIANTS).
 #
 # Usage: scripts/csmith-diff.sh [COUNT [FIRST_SEED [MAX_FUNCS [PARTITIONS [MODULES]]]]]
 #   COUNT (50) runs starting at FIRST_SEED (1000); csmith --max-funcs MAX_FUNCS (20);

@@ -2,16 +2,17 @@
 # The whole test suite, from a fresh Debian 12 machine: installs the system
 # packages, builds MTPC against LLVM 19 (normal and ASan+UBSan builds) and LLVM 22
 # (build-llvm22, build-llvm22-asan), runs the whole pytest suite against LLVM 19, then the tests that
-# exercise LLVM (LLVM22_TESTS: splitter, hazard matrix, build integration, DTLTO, csmith;
-# not the slow ones) against LLVM 22. Fails if either run fails.
+# exercise LLVM (LLVM22_TESTS: the folders split, integration, distribute, slurm; not the slow
+# ones) against LLVM 22. Fails if either run fails.
 # Usage: scripts/test.sh [pytest arguments...]   (they apply to the LLVM 19 run; a marker
 #   selection -m EXPR applies to the LLVM 22 run too: scripts/test.sh -m slurm runs the Slurm
 #   tests alone; MTPC_TEST_LLVM22=0 skips the LLVM 22 build and run)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-LLVM22_TESTS="tests/test_split_*.py tests/test_build_*.py tests/test_distribute*.py tests/test_csmith.py tests/test_slurm.py
-  tests/test_synthetic.py tests/test_default_build.py"
+# The LLVM 22 run: the folders of the parts that exercise LLVM (tests/<part>/: split, integration,
+# distribute, slurm); not cache, bench (tool tests) and units (C unit tests).
+LLVM22_TESTS="tests/split tests/integration tests/distribute tests/slurm"
 llvm22=${MTPC_TEST_LLVM22:-1}
 # The marker expression given with -m, if any (for the LLVM 22 run).
 marker=""
@@ -38,7 +39,7 @@ MTPC_LLVM_VERSION=19 MTPC_BUILD_DIR="$top/build" MTPC_ASAN_BUILD_DIR="$top/build
 if [ "$llvm22" != 0 ]; then
   echo "test.sh: LLVM 22 (build-llvm22):" $LLVM22_TESTS
   start=$(date +%s)
-  # shellcheck disable=SC2086 # the globs of LLVM22_TESTS
+  # shellcheck disable=SC2086 # the words of LLVM22_TESTS
   MTPC_LLVM_VERSION=22 MTPC_BUILD_DIR="$top/build-llvm22" \
     MTPC_ASAN_BUILD_DIR="$top/build-llvm22-asan" \
     /usr/bin/python3 -m pytest -q -ra -m "${marker:+($marker) and }not slow" $LLVM22_TESTS ||
@@ -46,7 +47,7 @@ if [ "$llvm22" != 0 ]; then
   # SQLite through mtpc-distribute (slow, about 2 min): DTLTO exists only here.
   MTPC_LLVM_VERSION=22 MTPC_BUILD_DIR="$top/build-llvm22" \
     /usr/bin/python3 -m pytest -q -ra -m "${marker:+($marker) and }slow" \
-    tests/test_distribute_equiv.py || { rc=$?; [ $rc -eq 5 ] || status=1; }
+    tests/distribute/test_distribute_equiv.py || { rc=$?; [ $rc -eq 5 ] || status=1; }
   echo "test.sh: LLVM 22 run: $(( $(date +%s) - start )) s"
 fi
 exit $status

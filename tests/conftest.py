@@ -26,6 +26,13 @@ ASAN_BUILD = pathlib.Path(os.environ.get("MTPC_ASAN_BUILD_DIR", ROOT / "build-as
 # chosen in one place, bench/lib.py, which the benchmark tests use as well. Its subprocesses
 # (tests/projects/fake_split.py, tests/hazards/llvm_split_adapter.py) read it from the environment.
 sys.path.insert(0, str(ROOT / "bench"))
+# The tests live in one folder per part (split, integration, distribute, slurm, cache,
+# bench, units); the shared helpers (this file, splitlib, progdiff, slurm_cluster) and the fixtures
+# stay here. Every folder is on the path, so a test module can use another's helpers.
+TESTS = pathlib.Path(__file__).resolve().parent
+for _d in [TESTS, *sorted(p for p in TESTS.iterdir() if p.is_dir() and any(p.glob("test_*.py")))]:
+    if str(_d) not in sys.path:
+        sys.path.insert(1, str(_d))
 from lib import LLVM_BIN, LLVM_VERSION, versioned_driver  # noqa: E402,F401
 os.environ["MTPC_LLVM_VERSION"] = LLVM_VERSION
 os.environ["MTPC_LLVM_BIN"] = str(LLVM_BIN)
@@ -74,7 +81,7 @@ def asan_build_dir():
 
 
 def pytest_configure(config):
-    # Tests that take minutes (SQLite built twice, tests/test_sqlite_build.py): still in the
+    # Tests that take minutes (SQLite built twice, tests/integration/test_sqlite_build.py): still in the
     # default run, skipped with -m "not slow".
     config.addinivalue_line("markers", "slow: takes minutes; deselect with -m \"not slow\"")
     config.addinivalue_line("markers", "slurm: needs the Slurm test cluster (tests/slurm_cluster.py: "

@@ -11,7 +11,7 @@ reference is built with the same flags. "pgo" first builds the program instrumen
 and merges its profile (-fprofile-use then reads the program's own run); "pic-shared" puts
 the split modules in a shared library that a small executable links.
 
-Used by tests/test_build_flags.py (hazard fixtures) and tests/test_csmith.py (random
+Used by tests/integration/test_build_flags.py (hazard fixtures) and tests/split/test_csmith.py (random
 programs)."""
 import pathlib
 import subprocess
@@ -42,7 +42,7 @@ FLAG_SETS = {
 }
 
 
-# Flags that are not a flag set of their own: -O2 only (tests/test_build_compile.py).
+# Flags that are not a flag set of their own: -O2 only (tests/integration/test_build_compile.py).
 NO_FLAGS = {"none": ([], [], False, False)}
 
 

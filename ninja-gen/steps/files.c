@@ -50,7 +50,7 @@ int take_dwo(const char *dwo)
  * the module unsplit, a fallback dyndep) are recorded by Ninja as a step that
  * succeeded, and would be trusted by every later build until the module
  * changes; a full disk must instead fail the step, so that the next build,
- * with space again, retries it (tests/test_faults.py, full filesystem). */
+ * with space again, retries it (tests/integration/test_faults.py, full filesystem). */
 const char *out_of_space(const char *msg)
 {
 	static const int codes[] = {ENOSPC, EDQUOT};

@@ -4,7 +4,7 @@
 NOT a test of llvm-split and not used by the suite unless you ask for it:
 
     MTPC_SPLIT_CMD="/usr/bin/python3 tests/hazards/llvm_split_adapter.py" \
-        /usr/bin/python3 -m pytest tests/test_split_hazards.py
+        /usr/bin/python3 -m pytest tests/split/test_split_hazards.py
 
 It exists so the hazard harness can be checked against a splitter known to get some hazards
 wrong (ifuncs, module asm, ...) before mtpc-split lands. Usage mirrors mtpc-split:

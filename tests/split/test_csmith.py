@@ -12,7 +12,7 @@ the same code (check_seed below).
 
 Environment: MTPC_BUILD_DIR (the MTPC build with ninja-gen/mtpc-link and splitter/mtpc-split).
 check_seed(..., mode="distribute") links through lld's DTLTO with mtpc-distribute instead of
-mtpc-link (tests/test_distribute_equiv.py; Clang >= 21).
+mtpc-link (tests/distribute/test_distribute_equiv.py; Clang >= 21).
 
 test_csmith_under_flags: one program under each flag set real projects build with
 (progdiff.FLAG_SETS: WPD, CFI, hidden visibility, split LTO unit, PGO from the program's own

@@ -384,7 +384,7 @@ def test_unwritable_cache_as_nobody(kind):
     cache is root's: an existing cache file it may only read, or a path in a directory it
     cannot create files in. One warning per link and at most one per compile, naming the
     cache; the build succeeds.
-    (A directory or a non-SQLite file as cache: tests/test_default_build.py.)"""
+    (A directory or a non-SQLite file as cache: tests/integration/test_default_build.py.)"""
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) not installed")
     base = pathlib.Path(tempfile.mkdtemp(prefix="mtpc-nobody-"))   # not under pytest's 0700

@@ -1,4 +1,4 @@
-"""Runs every C unit test executable (tests/test_*.c → build/tests/test_*),
+"""Runs every C unit test executable (tests/units/test_*.c → build/tests/test_*),
 in the normal build and in the ASan + UBSan build. Each prints "N passed, N failed"."""
 import os
 import re
@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ASAN_BUILD, BUILD, ROOT, run
 
-C_TESTS = sorted(p.stem for p in (ROOT / "tests").glob("test_*.c"))
+C_TESTS = sorted(p.stem for p in (ROOT / "tests" / "units").glob("test_*.c"))
 
 
 def _check(build, name, tmp_path):

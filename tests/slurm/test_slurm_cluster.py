@@ -13,7 +13,7 @@ import slurm_cluster
 from slurm_cluster import Cluster
 
 pytestmark = pytest.mark.slurm
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent.parent   # tests/: slurm_cluster.py
 
 
 def until(pred, timeout, what):

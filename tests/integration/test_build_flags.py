@@ -4,7 +4,7 @@ progdiff.FLAG_SETS (-fwhole-program-vtables, CFI with hidden visibility, hidden 
 -fsplit-lto-unit, -fprofile-use from the program's own run, -gz, -fPIC -shared, section GC),
 the reference with the same flags. Same exit status, same output (every address comparison
 the fixtures print), same exported symbols. Through mtpc-link, and with Clang >= 21 through
-mtpc-distribute as well. csmith programs under the same flag sets: tests/test_csmith.py."""
+mtpc-distribute as well. csmith programs under the same flag sets: tests/split/test_csmith.py."""
 import pytest
 
 import progdiff as pd

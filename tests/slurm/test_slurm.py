@@ -23,7 +23,6 @@ import pytest
 
 from conftest import BUILD, LLVM_BIN, LLVM_VERSION, ROOT, llvm_tool, run, tool, versioned_driver
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import slurm_cluster  # noqa: E402
 from test_build_integration import PROJECTS, configure  # noqa: E402
 

@@ -1,6 +1,6 @@
 /* check.h: the tiny assertion kit of the C unit tests. CHECK counts instead
  * of aborting, so one run reports every failure; CHECK_REPORT() prints the
- * closing "N passed, N failed" line that tests/test_c_units.py reads and
+ * closing "N passed, N failed" line that tests/units/test_c_units.py reads and
  * gives main's exit status. */
 #ifndef MTPC_CHECK_H
 #define MTPC_CHECK_H
