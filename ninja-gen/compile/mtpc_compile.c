@@ -89,41 +89,15 @@ static const char *const usage[] = {
 	NULL,
 };
 
-struct opts {
-	struct inner_opts in; /* the options the link front ends take too */
-	int quiet;
-	char **cmd; /* the compile command */
-	int ncmd;
-};
-
-static int parse_opts(struct opts *o, int argc, char **argv)
+/* The shared options but the link's own, --quiet, and the compile command
+ * (the first word that is not an option, or after "--"). Returns 0, or -1
+ * after one error message. */
+static int parse_opts(struct inner_launcher_opts *o, int argc, char **argv)
 {
-	enum { O_QUIET = INNER_O_END };
-	static const struct option longopts[] = {
-		INNER_LONGOPTS,
-		{"quiet", no_argument, 0, O_QUIET},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
-	};
 	/* the link front ends' options that mean nothing to a compile */
 	static const int refused[] = {INNER_O_THRESHOLD, INNER_O_RELAY, INNER_O_RELAY_MODE, INNER_O_MIN_COST,
 				      INNER_O_LLVM_BIN, INNER_O_DIR, INNER_O_NO_TYPE_UNITS, 0};
-	memset(o, 0, sizeof *o);
-	inner_opts_init(&o->in);
-	int c;
-	/* "+": stop at the first word that is not an option (the compiler). */
-	while ((c = inner_getopt(&o->in, argc, argv, "+:h", longopts, refused, "mtpc-compile", usage)) >= 0)
-		if (c == O_QUIET)
-			o->quiet = 1;
-	if (c == -2)
-		return -1;
-	if (optind >= argc) {
-		mtpc_error("no compile command (see --help)");
-		return -1;
-	}
-	o->cmd = argv + optind;
-	o->ncmd = argc - optind;
-	return 0;
+	return inner_parse_launcher(o, argc, argv, refused, 0, "mtpc-compile", "compile command", usage);
 }
 
 /* argv with the "@FILE" words among mtpc-compile's own options (before
@@ -276,7 +250,7 @@ static int run_frontend(const struct compilecmd *cc, const char *inner, const ch
 
 /* Split this compile: returns its exit status, or -1 when it cannot go
  * through MTPC (after one warning: the caller compiles unsplit). */
-static int run_split(const struct opts *o, const struct compilecmd *cc, const char *self, const char *split_tool,
+static int run_split(const struct inner_launcher_opts *o, const struct compilecmd *cc, const char *self, const char *split_tool,
 		     long long cost, int measured, double t0)
 {
 	const char *out = compilecmd_output(cc);
@@ -359,7 +333,7 @@ int main(int argc, char **argv)
 		return steps_main(argc, argv);
 	double t0 = mtpc_now();
 	struct strv args = {0};
-	struct opts o = {0};
+	struct inner_launcher_opts o = {0};
 	if (expand_own_options(argc, argv, &args) < 0 || parse_opts(&o, (int)args.n, args.v) < 0) {
 		inner_opts_free(&o.in);
 		strv_free(&args);

@@ -75,6 +75,39 @@ int inner_getopt(struct inner_opts *o, int argc, char **argv, const char *shorto
 	return -1;
 }
 
+int inner_parse_launcher(struct inner_launcher_opts *o, int argc, char **argv, const int *refused, int dashdash,
+			 const char *tool, const char *what, const char *const *usage)
+{
+	enum { O_QUIET = INNER_O_END };
+	static const struct option longopts[] = {
+		INNER_LONGOPTS,
+		{"quiet", no_argument, 0, O_QUIET},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	memset(o, 0, sizeof *o);
+	inner_opts_init(&o->in);
+	int c;
+	/* "+": POSIX mode, stop at the first word that is not an option (or
+	 * after "--"): the command's own options are never looked at. */
+	while ((c = inner_getopt(&o->in, argc, argv, "+:h", longopts, refused, tool, usage)) >= 0)
+		if (c == O_QUIET)
+			o->quiet = 1;
+	if (c == -2)
+		return -1;
+	if (dashdash && (optind < 1 || optind > argc || strcmp(argv[optind - 1], "--") != 0)) {
+		mtpc_error("missing \"--\" before the %s (see --help)", what);
+		return -1;
+	}
+	if (optind >= argc) {
+		mtpc_error("no %s (see --help)", what);
+		return -1;
+	}
+	o->cmd = argv + optind;
+	o->ncmd = argc - optind;
+	return 0;
+}
+
 int inner_opt(struct inner_opts *o, int c, const char *arg)
 {
 	long long v = 0;

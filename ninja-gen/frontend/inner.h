@@ -59,6 +59,15 @@ enum { INNER_O_THRESHOLD = 256, INNER_O_COST, INNER_O_PARTS, INNER_O_JOBS, INNER
 	{"slurm-wait", required_argument, 0, INNER_O_SLURM_WAIT},            \
 	{"version", no_argument, 0, INNER_O_VERSION}
 
+/* The options of a launcher (mtpc-link, mtpc-compile): the shared ones,
+ * --quiet, and the command it runs, the words after its options. */
+struct inner_launcher_opts {
+	struct inner_opts in;
+	int quiet;   /* --quiet: no progress lines */
+	char **cmd;  /* the command (argv's own words) */
+	int ncmd;
+};
+
 /* The defaults: by cost at GRAPH_DEFAULT_COST_THRESHOLD, cores, no lists. */
 void inner_opts_init(struct inner_opts *o);
 /* Apply the shared option c (an INNER_O_ value) with its argument. Returns
@@ -75,6 +84,14 @@ void inner_opts_free(struct inner_opts *o);
 int inner_getopt(struct inner_opts *o, int argc, char **argv, const char *shortopts,
 		 const struct option *longopts, const int *refused, const char *tool,
 		 const char *const *usage);
+/* A launcher's command line into o (inner_getopt's rules, refused as
+ * there). The options stop at the first word that is not one; with
+ * dashdash that must be "--" (mtpc-link, whose link command may start
+ * with anything), else "--" is optional. what names the command in
+ * errors ("link command"). Returns 0, or -1 after one error message (free
+ * o->in either way). */
+int inner_parse_launcher(struct inner_launcher_opts *o, int argc, char **argv, const int *refused, int dashdash,
+			 const char *tool, const char *what, const char *const *usage);
 /* The fields of gc that come from the options alone (the cache path, lists,
  * thresholds, partitions and jobs; lists are shared, not copied). */
 void inner_conf(struct graph_conf *gc, const struct inner_opts *o);

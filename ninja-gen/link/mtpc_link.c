@@ -115,47 +115,15 @@ static const char *const usage[] = {
 	NULL,
 };
 
-struct opts {
-	struct inner_opts in; /* the options mtpc-distribute takes too */
-	int quiet;
-	char **cmd;           /* the link command after "--" */
-	int ncmd;
-};
-
-/* Parse the options before "--" (getopt_long in POSIX mode: it stops at
- * "--", and never looks at the link command after it). Returns 0, or -1
- * after one error message. */
-static int parse_opts(struct opts *o, int argc, char **argv)
+/* Parse the options before "--" (the shared ones, which mtpc-distribute
+ * takes too, and --quiet); the link command is what follows "--", never
+ * looked at here. Returns 0, or -1 after one error message. */
+static int parse_opts(struct inner_launcher_opts *o, int argc, char **argv)
 {
-	enum { O_QUIET = INNER_O_END };
-	static const struct option longopts[] = {
-		INNER_LONGOPTS,
-		{"quiet", no_argument, 0, O_QUIET},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
-	};
-	memset(o, 0, sizeof *o);
-	inner_opts_init(&o->in);
-	int c;
-	while ((c = inner_getopt(&o->in, argc, argv, "+:h", longopts, NULL, "mtpc-link", usage)) >= 0)
-		if (c == O_QUIET)
-			o->quiet = 1;
-	if (c == -2)
-		return -1;
-	if (optind < 1 || optind > argc || strcmp(argv[optind - 1], "--") != 0) {
-		mtpc_error("missing \"--\" before the link command (see --help)");
-		return -1;
-	}
-	o->cmd = argv + optind;
-	o->ncmd = argc - optind;
-	if (o->ncmd < 1) {
-		mtpc_error("no link command after --");
-		return -1;
-	}
-	return 0;
+	return inner_parse_launcher(o, argc, argv, NULL, 1, "mtpc-link", "link command", usage);
 }
 
-static int run_original(const struct opts *o)
+static int run_original(const struct inner_launcher_opts *o)
 {
 	return proc_run(o->cmd, NULL, NULL, NULL);
 }
@@ -178,7 +146,7 @@ static int has_thinlto_cache(const struct linkcmd *lc)
  * directory (unless the link has its own) keeps a relink incremental, as
  * the inner build's per-module edges would. Within one token of the job
  * budget, as a link. */
-static int run_plain_thinlto(const struct opts *o, const struct linkcmd *lc, const char *inner)
+static int run_plain_thinlto(const struct inner_launcher_opts *o, const struct linkcmd *lc, const char *inner)
 {
 	struct strv cmd = {0};
 	for (int i = 0; i < o->ncmd; i++)
@@ -212,7 +180,7 @@ static int run_plain_thinlto(const struct opts *o, const struct linkcmd *lc, con
  * or relay a module, record the history that could make it do so (struct
  * module's watch), pack the .dwo files of -gsplit-dwarf into a .dwp, or run
  * the backends on a Slurm cluster instead of this machine. */
-static int needs_inner_build(const struct opts *o, const struct graph *g)
+static int needs_inner_build(const struct inner_launcher_opts *o, const struct graph *g)
 {
 	if (g->dwp || o->in.slurm.on)
 		return 1;
@@ -224,7 +192,7 @@ static int needs_inner_build(const struct opts *o, const struct graph *g)
 
 /* Write the inner build of this link and run it. Returns the exit status,
  * or -1 when the link cannot go through MTPC (after one warning). */
-static int run_inner(const struct opts *o, const struct linkcmd *lc, const char *cwd,
+static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *lc, const char *cwd,
 		     const char *argv0, double t0)
 {
 	const char *out = linkcmd_output(lc);
@@ -297,7 +265,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && steps_is_step(argv[1]))
 		return steps_main(argc, argv);
 	double t0 = mtpc_now();
-	struct opts o;
+	struct inner_launcher_opts o;
 	if (parse_opts(&o, argc, argv) < 0) {
 		inner_opts_free(&o.in);
 		return 2;
