@@ -448,16 +448,27 @@ def test_backend_step_rejects_silent_backend_failures(tmp_path):
 
 
 def test_help_documents_every_option():
-    """Every long option mtpc-link accepts (its own longopts[] in link/mtpc_link.c and INNER_LONGOPTS,
-    shared with mtpc-distribute, in frontend/inner.h) is in --help."""
+    """Every long option mtpc-link accepts (the launchers' longopts[] in frontend/inner.c's
+    inner_parse_launcher and INNER_LONGOPTS, shared with mtpc-distribute, in
+    frontend/inner.h) is in --help; so is every option mtpc-compile takes, but the link's
+    own it refuses."""
     r = run([BUILD / "ninja-gen" / "mtpc-link", "--help"])
     src = ROOT / "ninja-gen"
-    table = (src / "link" / "mtpc_link.c").read_text().split("longopts[] = {", 1)[1].split("};", 1)[0]
+    launcher = (src / "frontend" / "inner.c").read_text().split("int inner_parse_launcher(", 1)[1]
+    table = launcher.split("longopts[] = {", 1)[1].split("};", 1)[0]
     shared = (src / "frontend" / "inner.h").read_text().split("#define INNER_LONGOPTS", 1)[1].split("\n\n", 1)[0]
     names = re.findall(r'\{"([a-z][a-z-]*)",\s*(?:required|no)_argument', table + shared)
     assert len(names) >= 14, names
     for name in names:
         assert re.search(rf"(^|\s)--{re.escape(name)}\b", r.stdout, re.M), name
+    compile_help = run([BUILD / "ninja-gen" / "mtpc-compile", "--help"]).stdout
+    refused = {"threshold", "relay-cost", "relay", "min-cost", "llvm-bin", "dir", "no-type-units"}
+    for name in names:
+        if name not in refused:
+            assert re.search(rf"(^|\s)--{re.escape(name)}\b", compile_help, re.M), name
+        else:
+            r = run([BUILD / "ninja-gen" / "mtpc-compile", f"--{name}", "1", "--", "true"], check=False)
+            assert r.returncode == 2 and "not an option of mtpc-compile" in r.stderr, (name, r.stderr)
 
 
 def test_launcher_prefixes_partition_compiles(tmp_path):
