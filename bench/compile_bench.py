@@ -262,22 +262,14 @@ def run(cmd, env, cpu=None, inner=None, tag="run"):
     """One process: pinned to `cpu` (None: not pinned); with `inner` (the inner build
     directory it runs) also its edges, their CPU from a cgroup timeline when pinned."""
     cmd = [str(c) for c in cmd]
-    if cpu is not None:
-        cmd = ["taskset", "-c", str(cpu), *cmd]
     before = read(inner / ".ninja_log") if inner else ""
     timeline = None
     if inner and cpu is not None:
-        timeline = link_costs.CpuTimeline(f"compile-bench-{os.getpid()}", cpu)
-        if timeline.available:
-            cmd = timeline.wrap(cmd)
-            timeline.start()
-        else:
-            timeline = None
-    try:
+        m, timeline = link_costs.run_pinned(cmd, env, cpu, f"compile-bench-{os.getpid()}")
+    else:
+        if cpu is not None:
+            cmd = ["taskset", "-c", str(cpu), *cmd]
         m = lib.run_measured(cmd, env=env, check=False, new_session=True)
-    finally:
-        if timeline:
-            timeline.stop()
     if m.returncode:
         raise lib.BenchError(f"{tag} failed ({m.returncode}): {' '.join(cmd)}\n"
                              f"{(m.stdout + m.stderr)[-3000:]}")

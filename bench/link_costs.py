@@ -334,6 +334,25 @@ class CpuTimeline:
         return max(0.0, (self.usage_at(t1) - self.usage_at(t0)) / 1e9)
 
 
+def run_pinned(cmd, env, cpu, name):
+    """cmd pinned to `cpu`, its process tree's CPU sampled in a cgroup of its own (a
+    CpuTimeline named `name`) when one can be made: (lib.run_measured's result, the stopped
+    timeline or None)."""
+    cmd = ["taskset", "-c", str(cpu), *(str(c) for c in cmd)]
+    timeline = CpuTimeline(name, cpu)
+    if timeline.available:
+        cmd = timeline.wrap(cmd)
+        timeline.start()
+    else:
+        timeline = None
+    try:
+        m = lib.run_measured(cmd, env=env, check=False, new_session=True)
+    finally:
+        if timeline is not None:
+            timeline.stop()
+    return m, timeline
+
+
 def log_offset_ns(text):
     """Where a .ninja_log's clock (ms since that ninja started) lies on the wall clock: the
     median over its entries of mtime - end. Ninja records an output's mtime after the edge
@@ -433,18 +452,9 @@ class Build:
         jobs = 1 if pinned else self.cores
         cmd = ["ninja", "-C", self.bdir, "-j", str(jobs)]
         if pinned:
-            cmd = ["taskset", "-c", str(cpu)] + cmd
-        timeline = CpuTimeline(f"mtpc-link-costs-{os.getpid()}", cpu) if pinned else None
-        if timeline is not None and timeline.available:
-            cmd = timeline.wrap(cmd)
-            timeline.start()
+            m, timeline = run_pinned(cmd, env, cpu, f"mtpc-link-costs-{os.getpid()}")
         else:
-            timeline = None
-        try:
-            m = lib.run_measured(cmd, env=env, check=False, new_session=True)
-        finally:
-            if timeline is not None:
-                timeline.stop()
+            m, timeline = lib.run_measured(cmd, env=env, check=False, new_session=True), None
         out_log = self.bdir / f"links-{tag}.log"
         out_log.write_text(m.stdout + m.stderr)
         if m.returncode:
