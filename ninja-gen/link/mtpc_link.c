@@ -9,6 +9,7 @@
  * unparsable command, a path Ninja cannot express) the original command runs
  * unchanged, so an enabled target never breaks a build that worked before. */
 #define _POSIX_C_SOURCE 200809L
+#include "hash.h"
 #include "inner_dir.h"
 #include "link_graph.h"
 #include "inner.h"
@@ -190,6 +191,24 @@ static int needs_inner_build(const struct inner_launcher_opts *o, const struct g
 	return 0;
 }
 
+/* After a link that ran as plain ThinLTO: one rebuild recorded for each
+ * module no earlier link had seen (struct module's first_seen), so that
+ * the next link of it watches it (graph_choose). */
+static void record_first_seen(mtpc_cache *cache, const struct graph *g)
+{
+	for (size_t i = 0; cache && i < g->nmods; i++) {
+		const struct module *m = &g->mods[i];
+		char *data;
+		size_t len;
+		if (!m->first_seen || mtpc_read_file(m->path, &data, &len) < 0)
+			continue;
+		char hex[MTPC_HASH_HEX_LEN + 1];
+		mtpc_hash_hex(data, len, hex);
+		free(data);
+		mtpc_cache_record_rebuild(cache, m->id, hex);
+	}
+}
+
 /* Write the inner build of this link and run it. Returns the exit status,
  * or -1 when the link cannot go through MTPC (after one warning). */
 static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *lc, const char *cwd,
@@ -224,13 +243,17 @@ static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *
 		mtpc_error("cannot create %s: %s", inner, strerror(errno));
 	else if (link_graph_build(&gc, lc, &lg) == 0 && (!needs_inner_build(o, g) || link_graph_write(&gc, &lg) == 0))
 		status = 0;
-	mtpc_cache_close(cache);
 	if (status == 0 && !needs_inner_build(o, g)) {
 		status = run_plain_thinlto(o, lc, inner);
-		if (status == 0)
+		if (status == 0) {
+			record_first_seen(cache, g);
 			inner_summary(stdout, g, &gc, g->output, mtpc_now() - t0);
+		}
 		status = status ? 1 : 0;
 	} else if (status == 0) {
+		/* the inner build's steps write the cache themselves */
+		mtpc_cache_close(cache);
+		cache = NULL;
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
 					.quiet = o->quiet};
 		status = inner_run(&o->in, &b);
@@ -250,6 +273,7 @@ static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *
 	} else {
 		mtpc_warn("cannot build %s through MTPC; running the link as is", out);
 	}
+	mtpc_cache_close(cache);
 	link_graph_free(&lg);
 	free(self);
 	free(split);

@@ -116,3 +116,28 @@ def test_progress_reaches_the_terminal(tmp_path):
     assert re.search(r"\[app \d+/\d+\] MTPC slot lib\.o-[0-9a-f]+ p1", tty), tty
     assert "MTPC slot" not in out and "Entering directory" not in out + tty, out
     assert re.search(r"^mtpc-link: app: 2 modules", out, re.M), out
+
+
+def test_first_link_runs_plain_then_learns(tmp_path):
+    """A module that could be split once its history is known (here: over half of the cost
+    threshold) makes a link run its inner build, whose edges record that history. The first
+    link that sees it runs as plain ThinLTO instead (a full build pays nothing for history)
+    and records it in the plan cache; the next link of it runs the inner build."""
+    objs = objects(tmp_path, {"lib.c": FUNCS, "main.c": MAIN})
+    cost = int(run([tool("mtpc-split"), "--print-cost", objs[0]]).stdout.split()[0])
+    out = tmp_path / "app"
+    inner = tmp_path / "app.mtpc"
+
+    def mtpc_link():
+        return run([tool("mtpc-link"), "--cost-threshold", str(cost * 3 // 2), "--relay", "never",
+                    "--jobs", "2", "--cache", tmp_path / "plans.sqlite", "--",
+                    llvm_tool("clang"), "-O2", "-flto=thin", "-fuse-ld=lld", *objs, "-o", out])
+
+    r = mtpc_link()
+    assert not (inner / "build.ninja").exists(), r.stdout   # plain ThinLTO, lld's cache
+    assert (inner / "thinlto-cache").is_dir()
+    first = run([out, "x"]).stdout
+    out.unlink()
+    r = mtpc_link()
+    assert (inner / "build.ninja").exists(), r.stdout       # watched: the inner build
+    assert run([out, "x"]).stdout == first
