@@ -124,15 +124,9 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 		m->record = by_cost && (m->cost * 16 >= gc->cost_threshold ||
 					(gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
 		/* What only the inner build can learn (a measured time, forced
-		 * rebuilds) could change how this module is built: worth an
-		 * inner build once an earlier link has seen the module. A full
-		 * build's first links (googletest's 45: 5% more work) thus run
-		 * as plain ThinLTO. */
-		int candidate = by_cost && gc->kmax >= 2 && !m->split && !m->relay &&
-				(m->cost * 2 >= gc->cost_threshold ||
-				 (gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
-		int seen = m->seconds > 0 || m->rebuilds > 0;
-		m->watch = candidate && seen;
-		m->first_seen = candidate && !seen && gc->history;
+		 * rebuilds) could change how this module is built. */
+		m->watch = by_cost && gc->kmax >= 2 && !m->split && !m->relay &&
+			   (m->cost * 2 >= gc->cost_threshold ||
+			    (gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
 	}
 }

@@ -162,12 +162,9 @@ struct module {
 	int record;      /* its backend/merge step records its time (history) */
 	int watch;       /* neither split nor relayed, but its history (which
 	                  * only the inner build records) could make it so: at
-	                  * least half the split threshold, or a relay candidate,
-	                  * and seen by an earlier link (first_seen otherwise) */
-	int first_seen;  /* would be watched, but no link has recorded it yet:
-	                  * a link that runs as plain ThinLTO records it, so that
-	                  * the first full build pays nothing for history and
-	                  * the next link of the module starts learning */
+	                  * least half the split threshold, or a relay candidate
+	                  * (mtpc-link runs an inner build for it only when it
+	                  * relinks an output: needs_inner_build) */
 	int rebuilds, forced; /* history: struct module_history */
 };
 

@@ -120,9 +120,8 @@ def test_progress_reaches_the_terminal(tmp_path):
 
 def test_first_link_runs_plain_then_learns(tmp_path):
     """A module that could be split once its history is known (here: over half of the cost
-    threshold) makes a link run its inner build, whose edges record that history. The first
-    link that sees it runs as plain ThinLTO instead (a full build pays nothing for history)
-    and records it in the plan cache; the next link of it runs the inner build."""
+    threshold) makes a relink run its inner build, whose edges record that history; the
+    first link of an output runs as plain ThinLTO (a full build pays nothing for history)."""
     objs = objects(tmp_path, {"lib.c": FUNCS, "main.c": MAIN})
     cost = int(run([tool("mtpc-split"), "--print-cost", objs[0]]).stdout.split()[0])
     out = tmp_path / "app"

@@ -242,8 +242,8 @@ def test_print_cost(tmp_path):
 
 
 def test_relay_only_on_evidence(tmp_path):
-    """MTPC_RELAY=auto (the default): a full build relays nothing (its link, which sees every
-    module for the first time, runs as plain ThinLTO); once edits of lib.c have forced calc.c, which imports from it,
+    """MTPC_RELAY=auto (the default): a full build relays nothing (its first link of the
+    program runs as plain ThinLTO); once edits of lib.c have forced calc.c, which imports from it,
     to be rebuilt twice while its own code stayed the same, the next link relays calc.c and
     not lib.c, whose rebuilds its own edits caused."""
     env = user_env(tmp_path)
@@ -252,7 +252,7 @@ def test_relay_only_on_evidence(tmp_path):
     bdir = tmp_path / "b"
     configure_default(src, bdir, ["-DMTPC_SPLIT_COST=1000000000", "-DMTPC_RELAY_COST=0"])
     relayed = []
-    for k in range(4):
+    for k in range(5):
         if k:  # lib_scale is never imported: calc.c's shard changes, its own code does not
             text = (src / "lib.c").read_text()
             old = f"s = s * {3 + 2 * (k - 1)} + i;"
@@ -261,14 +261,14 @@ def test_relay_only_on_evidence(tmp_path):
         run(["cmake", "--build", bdir], env=env)
         inner = next(bdir.glob("*.mtpc"))
         if k == 0:
-            # the full build's link sees every module for the first time: plain ThinLTO,
-            # which records them (one rebuild each) for the next links to watch
+            # the first link of the program: plain ThinLTO, no history recorded
             assert not (inner / "build.ninja").exists()
             relayed.append([])
             continue
         ninja = (inner / "build.ninja").read_text()
         relayed.append(sorted(re.findall(r"desc = MTPC split (\S+?)-[0-9a-f]+\n", ninja)))
         assert not re.findall(r"desc = MTPC split (lib|main)\S+\n", ninja), ninja
-    # links 1-3: no evidence yet (the full build, then one and two forced rebuilds recorded
-    # as each link runs); link 4 reads two forced rebuilds of three
-    assert relayed == [[], [], [], ["calc.c.o"]], relayed
+    # links 1-4: no evidence yet (the full build's link records nothing: plain ThinLTO;
+    # then the relinks record calc.c's first rebuild, one and two forced rebuilds); link 5
+    # reads two forced rebuilds of three
+    assert relayed == [[], [], [], [], ["calc.c.o"]], relayed
