@@ -228,15 +228,13 @@ static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *
 		mtpc_error("cannot create %s: %s", inner, strerror(errno));
 	else if (link_graph_build(&gc, lc, &lg) == 0 && (!needs_inner_build(o, g, relink) || link_graph_write(&gc, &lg) == 0))
 		status = 0;
+	mtpc_cache_close(cache);
 	if (status == 0 && !needs_inner_build(o, g, relink)) {
 		status = run_plain_thinlto(o, lc, inner);
 		if (status == 0)
 			inner_summary(stdout, g, &gc, g->output, mtpc_now() - t0);
 		status = status ? 1 : 0;
 	} else if (status == 0) {
-		/* the inner build's steps write the cache themselves */
-		mtpc_cache_close(cache);
-		cache = NULL;
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
 					.quiet = o->quiet};
 		status = inner_run(&o->in, &b);
@@ -256,7 +254,6 @@ static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *
 	} else {
 		mtpc_warn("cannot build %s through MTPC; running the link as is", out);
 	}
-	mtpc_cache_close(cache);
 	link_graph_free(&lg);
 	free(self);
 	free(split);
