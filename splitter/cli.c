@@ -141,11 +141,13 @@ static void usage(FILE *f)
 	      "      --join ORIGINAL.bc    do not split: join the pre-link partitions P0.o...\n"
 	      "                            (ThinLTO bitcode, in partition order) of the split\n"
 	      "                            of ORIGINAL.bc (--plan: its plan.json) into one\n"
-	      "                            ThinLTO object -o OUT.o: promotions undone,\n"
-	      "                            GlobalOpt, GlobalDCE and constant merging on the\n"
-	      "                            whole module, written with its summary\n"
-	      "                            (mtpc-compile)\n"
+	      "                            ThinLTO object -o OUT.o: promotions undone, the\n"
+	      "                            inliner on the calls no partition saw, GlobalOpt,\n"
+	      "                            GlobalDCE and constant merging on the whole\n"
+	      "                            module, written with its summary (mtpc-compile)\n"
 	      "      --plan PLAN.json      the split's plan, for --join\n"
+	      "      --no-join-inline      --join without that inliner (to measure what it\n"
+	      "                            recovers; see docs/splitter.md)\n"
 	      "      --print-visibility    do not split: for the FILEs (bitcode, or @LIST:\n"
 	      "                            the paths in file LIST, one a line), print\n"
 	      "                            'hidden NAME' or 'protected NAME' for each symbol\n"
@@ -313,7 +315,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		O_CRIT_COPY_BUDGET, O_DUP_LIMIT, O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT,
 		O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED,
 		O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST,
-		O_PRINT_VISIBILITY, O_JOIN, O_JOIN_PLAN, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_PRE_LINK, O_EMIT_WITH,
+		O_PRINT_VISIBILITY, O_JOIN, O_JOIN_PLAN, O_NO_JOIN_INLINE, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_PRE_LINK, O_EMIT_WITH,
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
@@ -349,6 +351,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		{"print-visibility", no_argument, 0, O_PRINT_VISIBILITY},
 		{"join", required_argument, 0, O_JOIN},
 		{"plan", required_argument, 0, O_JOIN_PLAN},
+		{"no-join-inline", no_argument, 0, O_NO_JOIN_INLINE},
 		{"placeholder-checksums", no_argument, 0, O_PLACEHOLDERS},
 		{"virtual-lines", no_argument, 0, O_VIRTUAL_LINES},
 		{"no-ipo", no_argument, 0, O_NO_IPO},
@@ -405,6 +408,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		case O_PRINT_VISIBILITY: o->print_visibility = 1; break;
 		case O_JOIN: o->join = optarg; break;
 		case O_JOIN_PLAN: o->join_plan = optarg; break;
+		case O_NO_JOIN_INLINE: o->join_no_inline = 1; break;
 		case O_PLACEHOLDERS: o->debug |= EMIT_PLACEHOLDER_CHECKSUMS; break;
 		case O_VIRTUAL_LINES: o->debug |= EMIT_VIRTUAL_LINES; break;
 		case O_NO_IPO: o->ipo = 0; break;

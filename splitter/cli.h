@@ -29,6 +29,7 @@ struct options {
 	const char *join;        /* --join ORIGINAL: join the partitions (the
 	                            operands) of ORIGINAL's split (join.h) */
 	const char *join_plan;   /* --plan: that split's plan.json */
+	int join_no_inline;      /* --no-join-inline: the join runs no inliner */
 
 	/* Operands. */
 	const char *input;       /* the module to split: bitcode, or with

@@ -149,6 +149,66 @@ static int unpromote(LLVMModuleRef m, const char *plan_path, const struct orig_t
 	return 0;
 }
 
+/* The join's inliner. A partition's pre-link inliner saw every call whose
+ * callee had a body in that partition (its own function or an
+ * available_externally copy) and decided it; a call to a function that was
+ * only declared there (defined in another partition, no copy) it could not
+ * see at all, where the unsplit compile's inliner would have weighed it
+ * (Duktape: a small API function called from a hundred places in other
+ * partitions stayed a call from each, and the split backend, with the
+ * callee again elsewhere, did not recover it either). So the join runs the
+ * inliner once more on the whole module, for those calls only: every call
+ * the partition decided is marked noinline for that run (and with
+ * JOIN_SEEN, which says the mark is the join's), so the inliner passes it
+ * over at the cost of an attribute test, and the marks are taken off after.
+ * A call the program itself marked noinline is left as it is. */
+static const char JOIN_SEEN[] = "mtpc-join-seen";
+
+static int is_call(LLVMValueRef i)
+{
+	return LLVMIsACallInst(i) || LLVMIsAInvokeInst(i);
+}
+
+/* Mark the calls of partition p's own functions that p's inliner saw. */
+static void mark_seen_calls(LLVMModuleRef p)
+{
+	LLVMContextRef ctx = LLVMGetModuleContext(p);
+	unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+	LLVMAttributeRef ni = LLVMCreateEnumAttribute(ctx, noinline, 0);
+	LLVMAttributeRef seen = LLVMCreateStringAttribute(ctx, JOIN_SEEN, sizeof JOIN_SEEN - 1, "", 0);
+	for (LLVMValueRef f = LLVMGetFirstFunction(p); f; f = LLVMGetNextFunction(f)) {
+		if (LLVMIsDeclaration(f) || LLVMGetLinkage(f) == LLVMAvailableExternallyLinkage)
+			continue;
+		for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+			for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+				if (!is_call(i))
+					continue;
+				LLVMValueRef callee = LLVMGetCalledValue(i);
+				if (!LLVMIsAFunction(callee) || LLVMIsDeclaration(callee) ||
+				    LLVMGetCallSiteEnumAttribute(i, LLVMAttributeFunctionIndex, noinline))
+					continue;
+				LLVMAddCallSiteAttribute(i, LLVMAttributeFunctionIndex, ni);
+				LLVMAddCallSiteAttribute(i, LLVMAttributeFunctionIndex, seen);
+			}
+	}
+}
+
+/* Take the join's marks off every call of m (those inlined went with
+ * their callers' copies: the marks travel with the calls). */
+static void unmark_seen_calls(LLVMModuleRef m)
+{
+	unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+	for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+		for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+			for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
+				if (is_call(i) && LLVMGetCallSiteStringAttribute(i, LLVMAttributeFunctionIndex,
+										 JOIN_SEEN, sizeof JOIN_SEEN - 1)) {
+					LLVMRemoveCallSiteStringAttribute(i, LLVMAttributeFunctionIndex, JOIN_SEEN,
+									  sizeof JOIN_SEEN - 1);
+					LLVMRemoveCallSiteEnumAttribute(i, LLVMAttributeFunctionIndex, noinline);
+				}
+}
+
 static LLVMModuleRef load(LLVMContextRef ctx, const char *path, char **error)
 {
 	LLVMMemoryBufferRef mb;
@@ -166,7 +226,7 @@ static LLVMModuleRef load(LLVMContextRef ctx, const char *path, char **error)
 }
 
 int join_partitions(const char *original, const char *plan, char *const *parts, int n, const char *out,
-		    char **error)
+		    int inline_calls, char **error)
 {
 	*error = NULL;
 	struct orig_table orig = {0};
@@ -178,8 +238,12 @@ int join_partitions(const char *original, const char *plan, char *const *parts, 
 		return -1;
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef m = load(ctx, parts[0], error);
+	if (m && inline_calls)
+		mark_seen_calls(m);
 	for (int i = 1; m && i < n; i++) {
 		LLVMModuleRef p = load(ctx, parts[i], error);
+		if (p && inline_calls)
+			mark_seen_calls(p);
 		if (!p || LLVMLinkModules2(m, p)) { /* consumes p */
 			if (!*error)
 				*error = xasprintf("%s: cannot be linked with the other partitions", parts[i]);
@@ -196,7 +260,10 @@ int join_partitions(const char *original, const char *plan, char *const *parts, 
 				restore(v, &orig.v[i]);
 		}
 		/* What the pre-link pipeline does with the whole module and a
-		 * partition could not: GlobalOpt's facts about addresses and
+		 * partition could not: the inliner on the calls no partition
+		 * saw (above; with the statics internal again, so that one
+		 * inlined into its every caller is gone), GlobalOpt's facts
+		 * about addresses and
 		 * statics (an address no code of the module compares is
 		 * local_unnamed_addr, which lets the thin link hide a
 		 * linkonce_odr function rather than export it from a shared
@@ -204,8 +271,12 @@ int join_partitions(const char *original, const char *plan, char *const *parts, 
 		 * then drop statics inlined into every caller and merge the
 		 * partitions' copies of small constants. */
 		LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
-		LLVMErrorRef err = LLVMRunPasses(m, "globalopt,globaldce,constmerge", NULL, pbo);
+		LLVMErrorRef err = LLVMRunPasses(
+			m, inline_calls ? "cgscc(inline),globalopt,globaldce,constmerge" : "globalopt,globaldce,constmerge",
+			NULL, pbo);
 		LLVMDisposePassBuilderOptions(pbo);
+		if (inline_calls)
+			unmark_seen_calls(m);
 		if (err) {
 			char *msg = LLVMGetErrorMessage(err);
 			*error = xasprintf("joining into %s: %s", out, msg);

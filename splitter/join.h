@@ -8,7 +8,9 @@
  * linkonce_odr bodies merge), every symbol the split changed given back its
  * original name, linkage and visibility (promoted statics are internal
  * again, owners made weak_odr are linkonce_odr again), then what the
- * pre-link pipeline must see whole runs on the joined module: GlobalOpt
+ * pre-link pipeline must see whole runs on the joined module: the inliner,
+ * on the calls no partition's inliner saw (a callee defined in another
+ * partition and not copied into the caller's), GlobalOpt
  * (address significance, statics never written), GlobalDCE (a
  * static every partition inlined is gone, as in the unsplit compile) and
  * constant merging (the partitions' copies of small constants become one),
@@ -20,9 +22,10 @@
 /* Join the partitions parts[0..n-1] (ThinLTO bitcode from the pre-link
  * compiles, in partition order) of the split of original (the bitcode the
  * split read, plan its plan.json) into out, written atomically and only if
- * changed. Returns 0, or -1 with *error (heap) naming the file and the
- * problem; out is then untouched. */
+ * changed; inline_calls: run that inliner (0: --no-join-inline). Returns 0,
+ * or -1 with *error (heap) naming the file and the problem; out is then
+ * untouched. */
 int join_partitions(const char *original, const char *plan, char *const *parts, int n, const char *out,
-		    char **error);
+		    int inline_calls, char **error);
 
 #endif

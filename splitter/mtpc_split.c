@@ -490,7 +490,7 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	if (o.join) {
 		char *err = NULL;
-		int st = join_partitions(o.join, o.join_plan, o.inputs, o.ninputs, o.outdir, &err) < 0;
+		int st = join_partitions(o.join, o.join_plan, o.inputs, o.ninputs, o.outdir, !o.join_no_inline, &err) < 0;
 		if (st)
 			mtpc_error("%s", err);
 		free(err);

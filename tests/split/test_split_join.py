@@ -8,7 +8,7 @@ import subprocess
 
 import splitlib as sl
 from test_split_copies import chain
-from test_split_ipo import partitions_ir
+from test_split_ipo import attr_groups, partitions_ir
 
 
 def module_text():
@@ -85,3 +85,77 @@ def test_pre_link_carries_bigger_comdats(tmp_path):
                              if re.search(r"^define (?!available_externally)[^\n]*@tmpl\(", text, re.M))
         assert ("dup-limit=600" in plan["options"]) == (name == "pre-link"), plan["options"]
     assert carriers == {"link": 1, "pre-link": 2, "pre-link-200": 1}, carriers
+
+
+def inline_source(callers):
+    """A small external function api() that the unsplit pre-link inliner inlines into every
+    caller; large callers of it spread over the partitions; keep(), marked noinline by the
+    program, which no inliner may touch."""
+    out = ["int api(int x) { return x * 3 + 1; }",
+           "__attribute__((noinline)) int keep(int x) { return x ^ 5; }"]
+    for k in range(callers):
+        stmts = "".join(f"  s = s * {31 + i} + api(s + {i}) - (s >> {i % 7 + 1});\n"
+                        for i in range(60))
+        out.append(f"int big{k}(int x) {{\n  int s = x;\n{stmts}  return keep(s);\n}}")
+    return "\n".join(out) + "\n"
+
+
+def call_lines(ir, callee):
+    return [l for l in ir.splitlines() if re.search(rf"\bcall\b.*@{callee}\(", l)]
+
+
+def test_join_inlines_calls_no_partition_saw(tmp_path):
+    """mtpc-split --join runs the inliner on the calls whose callee a partition had neither
+    defined nor copied (docs/splitter.md, "The compile side"): with no copies allowed, the
+    callers of api() outside its partition keep their calls after the partitions' pre-link
+    pipelines; the join inlines them as the unsplit compile does (--no-join-inline shows
+    they were there). The calls the partitions decided are left to the backend as they were:
+    no call of the joined module carries the join's marks or a noinline of its making."""
+    src = tmp_path / "m.c"
+    src.write_text(inline_source(8))
+    clang = sl.llvm_tool("clang")
+    front, plain = tmp_path / "front.bc", tmp_path / "plain.o"
+    subprocess.run([clang, "-O2", "-flto=thin", "-c", src, "-Xclang", "-disable-llvm-passes",
+                    "-o", front], check=True)
+    subprocess.run([clang, "-O2", "-flto=thin", "-c", src, "-o", plain], check=True)
+    out = tmp_path / "parts"
+    sl.split(front, out, 4, "--pre-link", "--no-seed", "--no-cache", "--no-ipo",
+             "--copy-limit", "0")
+    plan = json.loads((out / "plan.json").read_text())
+    n = len(plan["partitions"])
+    assert n >= 3 and len({owner(plan, f"big{k}") for k in range(8)} - {owner(plan, "api")})
+    objs = []
+    for p in range(n):
+        o = tmp_path / f"P{p}.o"
+        subprocess.run([clang, "-O2", "-flto=thin", "-c", "-x", "ir", out / f"p{p}.bc", "-o", o],
+                       check=True)
+        objs.append(o)
+
+    def joined(name, *extra):
+        obj = tmp_path / f"{name}.o"
+        subprocess.run([*sl.split_cmd(), "--join", front, "--plan", out / "plan.json", *extra,
+                        "-o", obj, *objs], check=True)
+        ll = tmp_path / f"{name}.ll"
+        subprocess.run([sl.llvm_tool("llvm-dis"), obj, "-o", ll], check=True)
+        return ll.read_text()
+
+    def dis(obj):
+        ll = obj.with_suffix(".ll")
+        subprocess.run([sl.llvm_tool("llvm-dis"), obj, "-o", ll], check=True)
+        return ll.read_text()
+
+    with_inliner, without = joined("joined"), joined("noinl", "--no-join-inline")
+    plain_ir = dis(plain)
+    assert call_lines(plain_ir, "api") == []
+    assert len(call_lines(without, "api")) >= 60, "the partitions left no call to inline"
+    assert call_lines(with_inliner, "api") == []
+    # keep() stays a call from every caller, as in the plain compile
+    assert len(call_lines(with_inliner, "keep")) == len(call_lines(plain_ir, "keep")) == 8
+    assert "mtpc-join-seen" not in with_inliner
+    groups = attr_groups(with_inliner)
+    marked = [l for l in with_inliner.splitlines() if re.search(r"\bcall\b", l)
+              and any("noinline" in groups.get(g, "") for g in re.findall(r"(#\d+)\s*$", l))]
+    assert marked == []
+    # and the join is deterministic
+    assert (tmp_path / "joined.o").read_bytes() == (joined("again") and
+                                                    (tmp_path / "again.o").read_bytes())
