@@ -183,6 +183,7 @@ class Tools:
     llvm_bin: pathlib.Path
     mtpc_compile: str
     mtpc_link: str
+    mtpc_split: str
 
 
 def find_tools(build):
@@ -200,7 +201,7 @@ def find_tools(build):
         if not shutil.which(t):
             raise lib.BenchError(f"{t} not found")
     return Tools(str(llvm_bin / "clang"), str(llvm_bin / "clang++"), llvm_bin,
-                 tools["mtpc-compile"], tools["mtpc-link"])
+                 tools["mtpc-compile"], tools["mtpc-link"], tools["mtpc-split"])
 
 
 def log(msg):
@@ -290,6 +291,18 @@ def run(cmd, env, cpu=None, inner=None, tag="run"):
     return r
 
 
+SPLIT_STATS = re.compile(r"serial ([\d.]+) s \+ emit [\d.]+ s wall on \d+ threads?; "
+                         r"emit CPU by partition \(s\): ([\d. ]+)")
+
+
+def split_stats(text):
+    """{'serial': s, 'emit': [s per partition]} from mtpc-split --stats, or None."""
+    mt = SPLIT_STATS.search(text)
+    if not mt:
+        return None
+    return {"serial": float(mt.group(1)), "emit": [float(x) for x in mt.group(2).split()]}
+
+
 def kinds(edges):
     """{kind: {'count', 'seconds', 'max'}} of inner edges."""
     res = {}
@@ -350,6 +363,19 @@ def graphs(m):
                 n = f"compile:{e['name']}"
                 durs[n] = e["seconds"]
                 deps[n] = {f"compile:{d}" for d in e["deps"]} or {"compile:frontend"}
+                ss = m.get("split_stats")
+                if e.get("kind") == "split" and ss and ss["emit"]:
+                    # the edge's CPU in the proportions of the --stats run: its serial
+                    # part, then one emission job per partition (threads), then the
+                    # edge itself as a zero-length job the slots wait for
+                    whole = ss["serial"] + sum(ss["emit"])
+                    durs[n + ":serial"] = e["seconds"] * ss["serial"] / whole
+                    deps[n + ":serial"] = deps[n]
+                    for i, x in enumerate(ss["emit"]):
+                        durs[f"{n}:emit{i}"] = e["seconds"] * x / whole
+                        deps[f"{n}:emit{i}"] = {n + ":serial"}
+                    durs[n] = 0.0
+                    deps[n] = {f"{n}:emit{i}" for i in range(len(ss["emit"]))}
         else:
             durs["compile:clang"], deps["compile:clang"] = m["plain_compile"]["cpu"], set()
         compile_side = set(durs)
@@ -464,6 +490,13 @@ def bench_workload(w, t, args, wd):
     for s in mc["said"]:
         if "warning" in s:
             log(f"  mtpc-compile said: {s}")
+    # the split's serial part and its partitions' emission (which mtpc-split runs in
+    # threads, one per core): proportions from a --stats run of the split step's own
+    # command on the frontend's module (for section 2)
+    st = lib.run_measured(["taskset", "-c", str(cpu), t.mtpc_split, "--pre-link", "--no-ipo",
+                           "--no-cache", "--stats", "-n", str(P), str(O / "front.bc"), "-o",
+                           str(O / "split-stats")], env=pin, check=True)
+    m["split_stats"] = split_stats(st.stdout + st.stderr)
     log(f"{w.name}: pinned links")
     P_ = wd / "prog"
     L = m["links"] = {}
@@ -628,6 +661,12 @@ def report_workload(m):
     out += ["", f"Compile-side total work, mtpc-compile / plain compile: whole process "
                 f"{lib.fmt_r(cw, 1.10)}; frontend + edges only {cwe:.3f}", ""]
     out.append("PREDICTED critical path (list scheduling of the measured edges; s):")
+    ss = m.get("split_stats")
+    if ss:
+        out.append(f"(mtpc-compile's split emits its partitions in threads, one per core: "
+                   f"its edge counts as a serial part and {len(ss['emit'])} parallel "
+                   f"emissions, in the proportions of a `mtpc-split --stats` run: serial "
+                   f"{ss['serial']:.2f} s, emission {sum(ss['emit']):.2f} s in all.)")
     out.append("")
     out.append("| cores | (a) plain | (b) backend split | (c) compile + backend split | "
                "(c') (c) w/o mtpc-compile's own | a/b | a/c | a/c' | b/c |")

@@ -47,6 +47,20 @@ def test_graphs_put_the_link_after_the_compile_side():
     assert p["c"]["compile_work"] == 3.0 + 2 + 1 + 4 + 4 + 1 and p["c"]["compile_own"] == 3.0
     assert p["c0"]["critical_path"] == p["c"]["critical_path"] - 3.0
     assert p["c"]["work"] == 1.0 + 15.0 + 20.0       # the whole processes' CPU
+    # the split's emission in threads: its 1 s as 0.2 serial + two parallel 0.4 s
+    m["mtpc_compile"]["edges"][0]["kind"] = "split"
+    m["split_stats"] = {"serial": 0.1, "emit": [0.2, 0.2]}
+    q = compile_bench.predictions(m)
+    assert q["c"]["critical_path"] == pytest.approx(p["c"]["critical_path"] - 0.4)
+    assert q["c"]["work"] == p["c"]["work"] and q["c"]["compile_work"] == p["c"]["compile_work"]
+    assert q["b"] == p["b"]
+
+
+def test_split_stats_parse():
+    line = ("mtpc-split: front.bc: serial 0.3565 s + emit 0.9839 s wall on 2 threads; emit CPU "
+            "by partition (s): 0.0609 0.0622 0.0523\n")
+    assert compile_bench.split_stats(line) == {"serial": 0.3565, "emit": [0.0609, 0.0622, 0.0523]}
+    assert compile_bench.split_stats("mtpc-split: 2 partitions") is None
 
 
 @pytest.mark.skipif(not (lib.mtpc_tool("mtpc-compile", BUILD) and
