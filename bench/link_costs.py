@@ -20,8 +20,9 @@ Both are Release builds with clang/lld of MTPC's LLVM (`cmake -G Ninja -S bench/
      `-Wl,--thinlto-jobs=1` (CMAKE_{EXE,SHARED,MODULE}_LINKER_FLAGS) for plain, so that every
      edge runs after the other on one CPU (the VM's cpu0 is ~1.6x slower than cpu1: one CPU,
      the same for both). CPU = user + sys of the whole process tree (os.wait4 rusage of the
-     ninja process). Ratio MTPC / plain, goal <= 1.05;
-  3. per-edge accounting of that run. MTPC: each inner build's .ninja_log (edges by the rule
+     ninja process). --pinned-runs runs of each config, interleaved (plain, mtpc, plain,
+     ...): ratio of the medians MTPC / plain (and each pair's), goal <= 1.05;
+  3. per-edge accounting of that run (of the run of median CPU). MTPC: each inner build's .ninja_log (edges by the rule
      its build.ninja gives their outputs: thin link, import + split, slot, merge, plain
      backend, final link) and mtpc-link's own time (each outer link edge's duration minus
      the inner edges it ran: parsing, archive extraction, the cost estimate, writing the
