@@ -164,6 +164,21 @@ static int unpromote(LLVMModuleRef m, const char *plan_path, const struct orig_t
  * A call the program itself marked noinline is left as it is. */
 static const char JOIN_SEEN[] = "mtpc-join-seen";
 
+/* The inliner as the pre-link pipeline runs it, bottom-up over the call
+ * graph with each function cleaned up before its callers weigh it (the
+ * clean-up the unsplit pipeline interleaves, in short: without it a callee
+ * inlined here stays as big as its body before the constants of the call
+ * site folded, and fewer of the calls above it are inlined: Duktape ran
+ * 1.3% more instructions than plain ThinLTO with the inliner alone, 0.3%
+ * with this). Every function of the module is cleaned up, not only those
+ * something was inlined into (the C API runs passes on a module; making the
+ * others optnone for the run saved nothing measurable on Duktape, where two
+ * functions in three call a function of another partition). The cost is
+ * serial: Duktape's join 0.2 -> 0.9 s, SQLite's 0.7 -> 1.7 s (slower vCPU). */
+#define JOIN_INLINE "cgscc(inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg))"
+/* What must see the whole module (step 4 of join.h). */
+#define JOIN_WHOLE "globalopt,globaldce,constmerge"
+
 static int is_call(LLVMValueRef i)
 {
 	return LLVMIsACallInst(i) || LLVMIsAInvokeInst(i);
@@ -271,9 +286,9 @@ int join_partitions(const char *original, const char *plan, char *const *parts, 
 		 * then drop statics inlined into every caller and merge the
 		 * partitions' copies of small constants. */
 		LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
-		LLVMErrorRef err = LLVMRunPasses(
-			m, inline_calls ? "cgscc(inline),globalopt,globaldce,constmerge" : "globalopt,globaldce,constmerge",
-			NULL, pbo);
+		LLVMErrorRef err = inline_calls ? LLVMRunPasses(m, JOIN_INLINE, NULL, pbo) : NULL;
+		if (!err)
+			err = LLVMRunPasses(m, JOIN_WHOLE, NULL, pbo);
 		LLVMDisposePassBuilderOptions(pbo);
 		if (inline_calls)
 			unmark_seen_calls(m);
