@@ -159,3 +159,42 @@ def test_join_inlines_calls_no_partition_saw(tmp_path):
     # and the join is deterministic
     assert (tmp_path / "joined.o").read_bytes() == (joined("again") and
                                                     (tmp_path / "again.o").read_bytes())
+
+
+def copy_module_text(callee_cost):
+    """Two large callers of one external function of about callee_cost instructions: at 2
+    partitions the callers are apart, and one of them has the callee only if copied."""
+    body, last = chain(callee_cost)
+    out = ["define i32 @callee(i32 %x) {", *body, f"  ret i32 {last}", "}"]
+    for f in ("a", "b"):
+        body, last = chain(2000)
+        out += [f"define i32 @{f}(i32 %x) {{", *body, f"  %t = call i32 @callee(i32 {last})",
+                "  ret i32 %t", "}"]
+    return "\n".join(out) + "\n"
+
+
+def test_pre_link_copies_bigger_callees(tmp_path):
+    """Before the pre-link pipeline a callee a partition does not have is a declaration its
+    inliner weighs as free: --pre-link raises the copy defaults (--copy-limit 60 -> 400,
+    --copy-budget 0.10 -> 0.5, --critical-copy-budget 0.04 -> 0.3; docs/splitter.md, "The
+    compile side"), so the partition without a 150-instruction callee gets a copy of it;
+    explicit options still win."""
+    ll, bc = tmp_path / "m.ll", tmp_path / "m.bc"
+    ll.write_text(copy_module_text(150))
+    subprocess.run([sl.llvm_tool("llvm-as"), ll, "-o", bc], check=True)
+    copies = {}
+    for name, extra in (("link", ()), ("pre-link", ("--pre-link",)),
+                        ("pre-link-60", ("--pre-link", "--copy-limit", "60"))):
+        out = tmp_path / name
+        sl.split(bc, out, 2, "--no-seed", "--no-cache", "--no-ipo", *extra)
+        plan = json.loads((out / "plan.json").read_text())
+        assert owner(plan, "a") != owner(plan, "b")
+        copies[name] = sum(1 for text in partitions_ir(out)
+                           if re.search(r"^define available_externally [^\n]*@callee\(", text, re.M))
+        opts = plan["options"]
+        if name == "pre-link":
+            assert "copy-limit=400" in opts and "copy-budget=0.5" in opts, opts
+            assert "critical-copy-budget=0.3" in opts, opts
+        elif name == "link":
+            assert "copy-limit=60" in opts and "copy-budget=0.1" in opts, opts
+    assert copies == {"link": 0, "pre-link": 1, "pre-link-60": 0}, copies
