@@ -142,16 +142,21 @@ static int has_thinlto_cache(const struct linkcmd *lc)
 /* The link as plain ThinLTO does it, for a link that splits and relays
  * nothing: lld's backends in-process. The inner build would run the same
  * backends as one process each, which costs their start-up (a clang and a
- * step, about 50 ms a module) for nothing. lld's ThinLTO cache in the inner
- * directory (unless the link has its own) keeps a relink incremental, as
- * the inner build's per-module edges would. Within one token of the job
- * budget, as a link. */
-static int run_plain_thinlto(const struct inner_launcher_opts *o, const struct linkcmd *lc, const char *inner)
+ * step, about 50 ms a module) for nothing. When the link relinks an output
+ * (relink, as in needs_inner_build), lld's ThinLTO cache in the inner
+ * directory (unless the link has its own) keeps the next relinks
+ * incremental, as the inner build's per-module edges would; an output's
+ * first link runs the command exactly as given, because writing the cache
+ * costs about 5% of the link's CPU (libuv's test runner, 209 modules,
+ * measured pinned) that only a relink pays back. Within one token of the
+ * job budget, as a link. */
+static int run_plain_thinlto(const struct inner_launcher_opts *o, const struct linkcmd *lc, const char *inner,
+			     int relink)
 {
 	struct strv cmd = {0};
 	for (int i = 0; i < o->ncmd; i++)
 		strv_add(&cmd, o->cmd[i]);
-	int cached = !has_thinlto_cache(lc);
+	int cached = relink && !has_thinlto_cache(lc);
 	if (cached)
 		strv_addown(&cmd, xasprintf("-Wl,--thinlto-cache-dir=%s/" INNER_THINLTO_CACHE, inner));
 	struct job_token token;
@@ -230,7 +235,7 @@ static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *
 		status = 0;
 	mtpc_cache_close(cache);
 	if (status == 0 && !needs_inner_build(o, g, relink)) {
-		status = run_plain_thinlto(o, lc, inner);
+		status = run_plain_thinlto(o, lc, inner, relink);
 		if (status == 0)
 			inner_summary(stdout, g, &gc, g->output, mtpc_now() - t0);
 		status = status ? 1 : 0;

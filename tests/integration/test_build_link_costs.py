@@ -133,10 +133,33 @@ def test_first_link_runs_plain_then_learns(tmp_path):
                     llvm_tool("clang"), "-O2", "-flto=thin", "-fuse-ld=lld", *objs, "-o", out])
 
     r = mtpc_link()
-    assert not (inner / "build.ninja").exists(), r.stdout   # plain ThinLTO, lld's cache
-    assert (inner / "thinlto-cache").is_dir()
+    assert not (inner / "build.ninja").exists(), r.stdout   # plain ThinLTO, as given:
+    assert not (inner / "thinlto-cache").exists()           # no cache on a first link
     first = run([out, "x"]).stdout
     out.unlink()
     r = mtpc_link()
     assert (inner / "build.ninja").exists(), r.stdout       # watched: the inner build
     assert run([out, "x"]).stdout == first
+
+
+def test_plain_relink_uses_lld_cache(tmp_path):
+    """A link with nothing to split or watch runs as plain ThinLTO: exactly the command as
+    given the first time; from the first relink on (its <output>.mtpc/ is there) with lld's
+    ThinLTO cache in it, so that the relinks after are incremental."""
+    objs = objects(tmp_path, {"lib.c": FUNCS, "main.c": MAIN})
+    out, inner = tmp_path / "app", tmp_path / "app.mtpc"
+
+    def mtpc_link():
+        return run([tool("mtpc-link"), "--cost-threshold", "100000000", "--relay", "never",
+                    "--jobs", "2", "--cache", tmp_path / "plans.sqlite", "--",
+                    llvm_tool("clang"), "-O2", "-flto=thin", "-fuse-ld=lld", *objs, "-o", out])
+
+    mtpc_link()
+    assert inner.is_dir() and not (inner / "thinlto-cache").exists()
+    first = run([out, "x"]).stdout
+    for _ in range(2):
+        out.unlink()
+        mtpc_link()
+        assert not (inner / "build.ninja").exists()
+        assert any((inner / "thinlto-cache").iterdir())
+        assert run([out, "x"]).stdout == first
