@@ -199,6 +199,8 @@ static void final_cmd(const struct graph_conf *gc, const struct graph_codegen *c
 		step_arg(cmd, STEP_JOIN, OPT_DIR, m->dir);
 		step_arg(cmd, STEP_JOIN, OPT_OUT, native);
 		step_arg(cmd, STEP_JOIN, OPT_CWD, gc->outer_cwd);
+		for (size_t i = 0; i < gc->split_args.n; i++)
+			step_arg(cmd, STEP_JOIN, OPT_SPLIT_ARG, gc->split_args.v[i]);
 		step_command(cmd);
 		strv_addv(cmd, &cg->fallback);
 		return;

@@ -92,9 +92,12 @@ static const struct {
 		       "its summary). After a failed split or a failed slot, or when the join\n"
 		       "fails: the command (the plain compile) writes FILE, run in --cwd (the\n"
 		       "compile's directory), with one warning (the split's or the slot's own, or\n"
-		       "the join's).",
+		       "the join's). --split-arg words go to mtpc-split --join too (it takes the\n"
+		       "split's options and ignores those that are not the join's:\n"
+		       "--no-join-inline is).",
 		       "<the plain compile, writing FILE>",
-		       BIT(OPT_TOOL) | BIT(OPT_MODULE) | BIT(OPT_DIR) | BIT(OPT_OUT) | BIT(OPT_CWD),
+		       BIT(OPT_TOOL) | BIT(OPT_MODULE) | BIT(OPT_DIR) | BIT(OPT_OUT) | BIT(OPT_CWD) |
+			       BIT(OPT_SPLIT_ARG),
 		       BIT(OPT_TOOL) | BIT(OPT_MODULE) | BIT(OPT_DIR) | BIT(OPT_OUT), 1},
 	[STEP_RUN] = {"--run-step", "Runs the command in DIR (the final link, in the outer build's directory).",
 		      "<command>", BIT(OPT_CWD), 0, 1},

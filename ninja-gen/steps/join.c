@@ -38,6 +38,7 @@ int join_step(const struct step_args *s)
 	char *plan = xasprintf("%s/" MOD_PARTS "/" SPLIT_PLAN, s->dir), *why = NULL;
 	int slot_failed = 0;
 	strv_addl(&cmd, s->tool, "--join", s->module, "--plan", plan, "-o", s->out, NULL);
+	strv_addv(&cmd, &s->split_args); /* --no-join-inline; the split's own are ignored */
 	for (int i = 0; i < n; i++) {
 		char *p = xasprintf("%s/" MOD_SLOT_FMT, s->dir, i);
 		/* A partition that failed to compile left an empty object. */

@@ -167,6 +167,26 @@ def test_deterministic_and_runs(tmp_path):
     assert run([prog]).stdout == run([tmp_path / "ref"]).stdout
 
 
+def test_split_args_reach_the_join(tmp_path):
+    """--split-arg words go to the join too: --no-join-inline leaves the calls no partition
+    saw (docs/splitter.md, "The join's inliner"); without it they are inlined, as in the
+    plain compile."""
+    from test_split_join import call_lines, inline_source
+    src = tmp_path / "m.c"
+    src.write_text(inline_source(8))
+    texts = {}
+    for name, extra in (("inline", ()), ("no-inline", ("--split-arg", "--no-join-inline"))):
+        obj = tmp_path / f"{name}.o"
+        r = mtpc_compile(tmp_path, compile_cmd(src, obj, "-flto=thin"), "--cost-threshold", "0",
+                         "--split-arg", "--copy-limit=0", *extra)
+        assert re.search(r"\.o: [34] partitions", r.stdout), r.stdout
+        ll = tmp_path / f"{name}.ll"
+        run([llvm_tool("llvm-dis"), obj, "-o", ll])
+        texts[name] = ll.read_text()
+    assert call_lines(texts["inline"], "api") == []
+    assert len(call_lines(texts["no-inline"], "api")) >= 60
+
+
 def failing_split_tool(tmp_path, when):
     """mtpc-split, except that it fails when one of its arguments is `when`."""
     p = tmp_path / "split.sh"
