@@ -67,24 +67,34 @@ def dup_module_text(tmpl_cost):
     return "\n".join(out) + "\n"
 
 
-def test_pre_link_carries_bigger_comdats(tmp_path):
-    """Before the pre-link pipeline a comdat a partition does not carry cannot be inlined
-    there: --pre-link raises --dup-limit's default from 200 to 600 (docs/splitter.md, "The
-    compile side"); an explicit --dup-limit still wins."""
+def split_two_callers(tmp_path, text, option, value, pattern):
+    """Split the module `text` (two large callers a and b of one callee) in 2 as a link's
+    module, with --pre-link, and with --pre-link plus `option value`; returns, per variant,
+    how many partitions have a definition matching `pattern`, and the plan's options."""
     ll, bc = tmp_path / "m.ll", tmp_path / "m.bc"
-    ll.write_text(dup_module_text(400))
+    ll.write_text(text)
     subprocess.run([sl.llvm_tool("llvm-as"), ll, "-o", bc], check=True)
-    carriers = {}
+    res = {}
     for name, extra in (("link", ()), ("pre-link", ("--pre-link",)),
-                        ("pre-link-200", ("--pre-link", "--dup-limit", "200"))):
+                        ("explicit", ("--pre-link", option, value))):
         out = tmp_path / name
         sl.split(bc, out, 2, "--no-seed", "--no-cache", "--no-ipo", *extra)
         plan = json.loads((out / "plan.json").read_text())
         assert owner(plan, "a") != owner(plan, "b")
-        carriers[name] = sum(1 for text in partitions_ir(out)
-                             if re.search(r"^define (?!available_externally)[^\n]*@tmpl\(", text, re.M))
-        assert ("dup-limit=600" in plan["options"]) == (name == "pre-link"), plan["options"]
-    assert carriers == {"link": 1, "pre-link": 2, "pre-link-200": 1}, carriers
+        res[name] = (sum(1 for t in partitions_ir(out) if re.search(pattern, t, re.M)),
+                     plan["options"])
+    return res
+
+
+def test_pre_link_carries_bigger_comdats(tmp_path):
+    """Before the pre-link pipeline a comdat a partition does not carry cannot be inlined
+    there: --pre-link raises --dup-limit's default from 200 to 600 (docs/splitter.md, "The
+    compile side"); an explicit --dup-limit still wins."""
+    res = split_two_callers(tmp_path, dup_module_text(400), "--dup-limit", "200",
+                            r"^define (?!available_externally)[^\n]*@tmpl\(")
+    for name, (_, opts) in res.items():
+        assert ("dup-limit=600" in opts) == (name == "pre-link"), opts
+    assert {k: n for k, (n, _) in res.items()} == {"link": 1, "pre-link": 2, "explicit": 1}
 
 
 def inline_source(callers):
@@ -179,22 +189,11 @@ def test_pre_link_copies_bigger_callees(tmp_path):
     --copy-budget 0.10 -> 0.5, --critical-copy-budget 0.04 -> 0.3; docs/splitter.md, "The
     compile side"), so the partition without a 150-instruction callee gets a copy of it;
     explicit options still win."""
-    ll, bc = tmp_path / "m.ll", tmp_path / "m.bc"
-    ll.write_text(copy_module_text(150))
-    subprocess.run([sl.llvm_tool("llvm-as"), ll, "-o", bc], check=True)
-    copies = {}
-    for name, extra in (("link", ()), ("pre-link", ("--pre-link",)),
-                        ("pre-link-60", ("--pre-link", "--copy-limit", "60"))):
-        out = tmp_path / name
-        sl.split(bc, out, 2, "--no-seed", "--no-cache", "--no-ipo", *extra)
-        plan = json.loads((out / "plan.json").read_text())
-        assert owner(plan, "a") != owner(plan, "b")
-        copies[name] = sum(1 for text in partitions_ir(out)
-                           if re.search(r"^define available_externally [^\n]*@callee\(", text, re.M))
-        opts = plan["options"]
-        if name == "pre-link":
-            assert "copy-limit=400" in opts and "copy-budget=0.5" in opts, opts
-            assert "critical-copy-budget=0.3" in opts, opts
-        elif name == "link":
-            assert "copy-limit=60" in opts and "copy-budget=0.1" in opts, opts
-    assert copies == {"link": 0, "pre-link": 1, "pre-link-60": 0}, copies
+    res = split_two_callers(tmp_path, copy_module_text(150), "--copy-limit", "60",
+                            r"^define available_externally [^\n]*@callee\(")
+    opts = res["pre-link"][1]
+    assert "copy-limit=400" in opts and "copy-budget=0.5" in opts, opts
+    assert "critical-copy-budget=0.3" in opts, opts
+    opts = res["link"][1]
+    assert "copy-limit=60" in opts and "copy-budget=0.1" in opts, opts
+    assert {k: n for k, (n, _) in res.items()} == {"link": 0, "pre-link": 1, "explicit": 0}
