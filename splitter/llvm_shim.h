@@ -152,6 +152,15 @@ void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defined, unsigne
  * mtpc_placeholder_checksums. */
 char *mtpc_virtual_lines(LLVMModuleRef module, char **error);
 
+/* The join's inliner (join.c) on m: LLVM's inliner bottom-up over the call
+ * graph, and after it, in each SCC where it inlined something, the function
+ * passes of the pipeline text cleanup on that SCC's functions, before the
+ * callers are weighed. Fills a gap of the C API: LLVMRunPasses takes
+ * textual pipelines only, in which a CGSCC's function passes run on every
+ * SCC whether or not the inliner changed it (the whole module cleaned up:
+ * SQLite's join 0.7 -> 1.7 s). Returns 0, or -1 with *error (heap). */
+int mtpc_join_inline(LLVMModuleRef m, const char *cleanup, char **error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -39,3 +39,31 @@ def test_thinlto_import_sanitized(tmp_path, asan_build_dir):
                 cwd=tmp_path)
         assert r.returncode == status, r.stderr
         assert "Sanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr
+
+
+def test_join_sanitized(tmp_path, asan_build_dir):
+    """--join (with its inliner: the shim's mtpc_join_inline) under the sanitizers: the
+    pre-link partitions of a split joined with no sanitizer report and no leak."""
+    import subprocess
+    from test_split_join import inline_source
+    split = tool("mtpc-split", asan_build_dir)
+    src = tmp_path / "m.c"
+    src.write_text(inline_source(6))
+    clang = sl.llvm_tool("clang")
+    front = tmp_path / "front.bc"
+    subprocess.run([clang, "-O2", "-flto=thin", "-c", src, "-Xclang", "-disable-llvm-passes",
+                    "-o", front], check=True)
+    out = tmp_path / "parts"
+    r = run([split, front, "-o", out, "--partitions", "3", "--pre-link", "--no-ipo",
+             "--no-cache", "--copy-limit", "0"], check=False, env=SAN_ENV)
+    assert r.returncode == 0, r.stderr
+    objs = []
+    for p in sorted(out.glob("p*.bc")):
+        o = tmp_path / (p.stem + ".o")
+        subprocess.run([clang, "-O2", "-flto=thin", "-c", "-x", "ir", p, "-o", o], check=True)
+        objs.append(o)
+    assert len(objs) >= 2
+    r = run([split, "--join", front, "--plan", out / "plan.json", "-o", tmp_path / "j.o", *objs],
+            check=False, env=SAN_ENV)
+    assert r.returncode == 0, r.stderr
+    assert "Sanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr
