@@ -288,10 +288,14 @@ int join_partitions(const char *original, const char *plan, char *const *parts, 
 		 * partitions' copies of small constants. */
 		LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
 		LLVMErrorRef err = NULL;
-		if (inline_calls && mtpc_join_inline(m, JOIN_CLEANUP, error) < 0)
+		char *why = NULL;
+		if (inline_calls && mtpc_join_inline(m, JOIN_CLEANUP, &why) < 0) {
+			*error = xasprintf("joining into %s: %s", out, why);
+			free(why);
 			r = -1;
-		else
+		} else {
 			err = LLVMRunPasses(m, JOIN_WHOLE, NULL, pbo);
+		}
 		LLVMDisposePassBuilderOptions(pbo);
 		if (inline_calls)
 			unmark_seen_calls(m);
