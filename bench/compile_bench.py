@@ -34,7 +34,10 @@ A workload whose sources are missing is skipped with a message naming its fetch 
    TU's compile), then the link's. (a) plain ThinLTO: the plain compile, then the plain link
    as one serial job; (b) the backend split only: the plain compile, then mtpc-link's own
    time and edges; (c) mtpc-compile's own time, frontend and edges, then mtpc-link's;
-   (c') (c) without mtpc-compile's own time (what its graph alone allows). A prediction,
+   (c') (c) without mtpc-compile's own time (what its graph alone allows). The compile
+   split's edge counts as its serial part and one parallel job per partition's emission
+   (mtpc-split emits in threads), in the proportions of a `mtpc-split --stats` run of the
+   same split. A prediction,
    not a measurement: no contention, identical cores, no scheduling overhead.
 3. Wall on this machine's cores (unpinned, --jobs/--thinlto-jobs = cores): compile, and
    compile + link, plain against MTPC, --runs runs each interleaved (plain, mtpc, plain,
