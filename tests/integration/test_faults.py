@@ -11,6 +11,7 @@ merged objects (the build is deterministic across build directories).
 Processes: every build a drill starts runs in a session of its own (start_new_session), so
 that everything it spawned can be found (/proc/<pid>/stat's session) and killed in a
 finally, whatever Ninja did with process groups (it gives each edge one of its own)."""
+import errno
 import hashlib
 import os
 import pathlib
@@ -288,12 +289,26 @@ def tmpfs(tmp_path):
 
 
 def fill(mnt, filler):
-    """Take every free byte of the filesystem of mnt into filler."""
-    st = os.statvfs(mnt)
-    free = st.f_bavail * st.f_frsize
+    """Take every free byte of the filesystem of mnt into filler. The build writes at the
+    same time, so the free space read a moment ago may be gone: grow the filler in the
+    space free now, halving the request whenever the build won the race, down to a block."""
+    block = os.statvfs(mnt).f_frsize
+    size = 0
     with open(filler, "wb") as f:
-        if free:
-            os.posix_fallocate(f.fileno(), 0, free)
+        for _ in range(10000):
+            st = os.statvfs(mnt)
+            want = st.f_bavail * st.f_frsize
+            while want >= block:
+                try:
+                    os.posix_fallocate(f.fileno(), size, want)
+                    size += want
+                    break
+                except OSError as e:
+                    if e.errno != errno.ENOSPC:
+                        raise
+                    want //= 2
+            if os.statvfs(mnt).f_bavail == 0:
+                return
     assert os.statvfs(mnt).f_bavail == 0
 
 
