@@ -34,10 +34,10 @@ A workload whose sources are missing is skipped with a message naming its fetch 
    TU's compile), then the link's. (a) plain ThinLTO: the plain compile, then the plain link
    as one serial job; (b) the backend split only: the plain compile, then mtpc-link's own
    time and edges; (c) mtpc-compile's own time, frontend and edges, then mtpc-link's;
-   (c') (c) without mtpc-compile's own time (what its graph alone allows). The compile
-   split's edge counts as its serial part and one parallel job per partition's emission
-   (mtpc-split emits in threads), in the proportions of a `mtpc-split --stats` run of the
-   same split. A prediction,
+   (c') (c) without mtpc-compile's own time (what its graph alone allows). Each split
+   edge (the compile's and the link's) counts as its serial part and one parallel job per
+   partition's emission (mtpc-split emits in threads), in the proportions of a
+   `mtpc-split --stats` run of the same split. A prediction,
    not a measurement: no contention, identical cores, no scheduling overhead.
 3. Wall on this machine's cores (unpinned, --jobs/--thinlto-jobs = cores): compile, and
    compile + link, plain against MTPC, --runs runs each interleaved (plain, mtpc, plain,
@@ -72,6 +72,7 @@ import os
 import pathlib
 import platform
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -306,6 +307,44 @@ def split_stats(text):
     return {"serial": float(mt.group(1)), "emit": [float(x) for x in mt.group(2).split()]}
 
 
+def link_split_commands(inner):
+    """{split edge's output: mtpc-split's words} for the split edges of the inner link
+    build in `inner`, from its build.ninja: the `--split-step` command's options, as
+    ninja-gen/steps/split.c turns them into mtpc-split's (the link's module imported
+    first), without the plan cache (a --stats run must not change the cache the measured
+    link used)."""
+    res, name = {}, None
+    for ln in read(inner / "build.ninja").splitlines():
+        if ln.startswith("build ") and ": split " in ln:
+            name = ln[len("build "):].split()[0]
+            continue
+        if name and ln.strip().startswith("cmd = "):
+            w = shlex.split(ln.strip()[len("cmd = "):])
+            opt = {w[i]: w[i + 1] for i in range(len(w) - 1) if w[i].startswith("--")}
+            cmd = [opt["--tool"], opt["--module"], "--partitions", opt["--kmax"], "--no-cache"]
+            if "--index" in opt:
+                cmd += ["--thinlto-index", str(inner / opt["--index"]), "--relocation-model",
+                        opt.get("--reloc", "pic"), "--placeholder-checksums", "--virtual-lines"]
+            if "--min-cost" in opt:
+                cmd += ["--min-cost", opt["--min-cost"]]
+            cmd += [w[i + 1] for i in range(len(w) - 1) if w[i] == "--split-arg"]
+            res[name] = cmd
+        name = None if not ln.startswith(" ") else name
+    return res
+
+
+def measure_link_split_stats(inner, pin, cpu):
+    """{split edge: split_stats} of a finished inner link build: each split command run
+    again, pinned, with --stats, into a scratch directory."""
+    res = {}
+    for name, cmd in link_split_commands(inner).items():
+        with tempfile.TemporaryDirectory(prefix="mtpc-split-stats-") as d:
+            st = lib.run_measured(["taskset", "-c", str(cpu), *cmd, "--stats", "-o", d],
+                                  env=pin, check=True, cwd=str(inner))
+        res[name] = split_stats(st.stdout + st.stderr)
+    return res
+
+
 def kinds(edges):
     """{kind: {'count', 'seconds', 'max'}} of inner edges."""
     res = {}
@@ -332,14 +371,32 @@ def own(r, *inside):
     return max(0.0, r["cpu"] - sum(e["seconds"] for e in r["edges"]) - sum(inside))
 
 
+def add_edge(durs, deps, prefix, e, first, ss):
+    """One inner edge as the job `prefix:<output>` (waiting for `first` when it has no
+    inner dependency). A split edge with its `mtpc-split --stats` proportions `ss` counts
+    as its serial part, then one emission job per partition (mtpc-split emits in threads),
+    then the edge itself as a zero-length job its dependents wait for; the same CPU."""
+    n = f"{prefix}:{e['name']}"
+    durs[n] = e["seconds"]
+    deps[n] = {f"{prefix}:{d}" for d in e["deps"]} or {first}
+    if e.get("kind") == "split" and ss and ss["emit"]:
+        whole = ss["serial"] + sum(ss["emit"])
+        durs[n + ":serial"] = e["seconds"] * ss["serial"] / whole
+        deps[n + ":serial"] = deps[n]
+        for i, x in enumerate(ss["emit"]):
+            durs[f"{n}:emit{i}"] = e["seconds"] * x / whole
+            deps[f"{n}:emit{i}"] = {n + ":serial"}
+        durs[n] = 0.0
+        deps[n] = {f"{n}:emit{i}" for i in range(len(ss["emit"]))}
+
+
 def add_inner(durs, deps, prefix, r, after, own_s):
     """An inner build's edges as jobs `prefix:<output>`, behind `prefix:own` (the tool's
-    own time, own_s), which waits for `after`."""
+    own time, own_s), which waits for `after`; its split edges with the proportions of
+    r["split_stats"] (by edge name), when measured."""
     durs[f"{prefix}:own"], deps[f"{prefix}:own"] = own_s, set(after)
     for e in r["edges"]:
-        n = f"{prefix}:{e['name']}"
-        durs[n] = e["seconds"]
-        deps[n] = {f"{prefix}:{d}" for d in e["deps"]} or {f"{prefix}:own"}
+        add_edge(durs, deps, prefix, e, f"{prefix}:own", r.get("split_stats", {}).get(e["name"]))
 
 
 CONFIGS = {"a": "(a) plain ThinLTO", "b": "(b) backend split",
@@ -363,22 +420,7 @@ def graphs(m):
             durs["compile:frontend"] = m["frontend"]["cpu"]
             deps["compile:frontend"] = {"compile:own"}
             for e in mc["edges"]:
-                n = f"compile:{e['name']}"
-                durs[n] = e["seconds"]
-                deps[n] = {f"compile:{d}" for d in e["deps"]} or {"compile:frontend"}
-                ss = m.get("split_stats")
-                if e.get("kind") == "split" and ss and ss["emit"]:
-                    # the edge's CPU in the proportions of the --stats run: its serial
-                    # part, then one emission job per partition (threads), then the
-                    # edge itself as a zero-length job the slots wait for
-                    whole = ss["serial"] + sum(ss["emit"])
-                    durs[n + ":serial"] = e["seconds"] * ss["serial"] / whole
-                    deps[n + ":serial"] = deps[n]
-                    for i, x in enumerate(ss["emit"]):
-                        durs[f"{n}:emit{i}"] = e["seconds"] * x / whole
-                        deps[f"{n}:emit{i}"] = {n + ":serial"}
-                    durs[n] = 0.0
-                    deps[n] = {f"{n}:emit{i}" for i in range(len(ss["emit"]))}
+                add_edge(durs, deps, "compile", e, "compile:frontend", m.get("split_stats"))
         else:
             durs["compile:clang"], deps["compile:clang"] = m["plain_compile"]["cpu"], set()
         compile_side = set(durs)
@@ -512,6 +554,8 @@ def bench_workload(w, t, args, wd):
     for k in ("b", "iii"):
         for s in L[k]["said"]:
             log(f"  ({k}) {s}")
+        # the link's splits emit in threads too: their proportions, for section 2
+        L[k]["split_stats"] = measure_link_split_stats(P_ / f"{k}.mtpc", pin, cpu)
     # 2. predictions from those edges
     m["predicted"] = predictions(m)
     # 5. quality (before the edit, which changes the source)
@@ -666,10 +710,16 @@ def report_workload(m):
     out.append("PREDICTED critical path (list scheduling of the measured edges; s):")
     ss = m.get("split_stats")
     if ss:
-        out.append(f"(mtpc-compile's split emits its partitions in threads, one per core: "
-                   f"its edge counts as a serial part and {len(ss['emit'])} parallel "
-                   f"emissions, in the proportions of a `mtpc-split --stats` run: serial "
-                   f"{ss['serial']:.2f} s, emission {sum(ss['emit']):.2f} s in all.)")
+        out.append(f"(mtpc-split emits its partitions in threads, one per core: each split "
+                   f"edge counts as a serial part and one parallel emission per partition, "
+                   f"in the proportions of a `mtpc-split --stats` run of the same split; "
+                   f"the compile's: serial {ss['serial']:.2f} s, emission "
+                   f"{sum(ss['emit']):.2f} s in all.)")
+        for k in ("b", "iii"):
+            for name, ls in (m["links"][k].get("split_stats") or {}).items():
+                if ls:
+                    out.append(f"({k}) link's {name}: serial {ls['serial']:.2f} s, emission "
+                               f"{sum(ls['emit']):.2f} s.")
     out.append("")
     out.append("| cores | (a) plain | (b) backend split | (c) compile + backend split | "
                "(c') (c) w/o mtpc-compile's own | a/b | a/c | a/c' | b/c |")

@@ -54,6 +54,15 @@ def test_graphs_put_the_link_after_the_compile_side():
     assert q["c"]["critical_path"] == pytest.approx(p["c"]["critical_path"] - 0.4)
     assert q["c"]["work"] == p["c"]["work"] and q["c"]["compile_work"] == p["c"]["compile_work"]
     assert q["b"] == p["b"]
+    # the link's split edges emit in threads too, by their own proportions
+    b = dict(m["links"]["b"], edges=[dict(e) for e in m["links"]["b"]["edges"]])
+    b["edges"][0]["kind"] = "split"
+    b["split_stats"] = {"idx": {"serial": 0.5, "emit": [0.25, 0.25]}}
+    m["links"]["b"] = m["links"]["iii"] = b
+    r = compile_bench.predictions(m)
+    assert r["b"]["critical_path"] == pytest.approx(q["b"]["critical_path"] - 0.25)
+    assert r["c"]["critical_path"] == pytest.approx(q["c"]["critical_path"] - 0.25)
+    assert r["b"]["work"] == q["b"]["work"]
 
 
 def test_split_stats_parse():
@@ -86,6 +95,12 @@ def test_quick_run(tmp_path):
     kinds = compile_bench.kinds(mc["edges"])
     assert kinds["split"]["count"] == kinds["join"]["count"] == 1
     assert kinds["slot"]["count"] == mc["split_into"]
+    # every split edge of the links has its --stats proportions, one emission a partition
+    for k in ("b", "iii"):
+        split_edges = {e["name"] for e in m["links"][k]["edges"] if e["kind"] == "split"}
+        ls = m["links"][k]["split_stats"]
+        assert split_edges and set(ls) == split_edges, (split_edges, ls)
+        assert all(v and len(v["emit"]) > 1 for v in ls.values()), ls
     p = m["predicted"]
     assert p["c"]["makespan"]["16"] < p["a"]["makespan"]["16"]
     for cfg in "abc":     # the critical path and the work bound every makespan
