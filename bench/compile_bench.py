@@ -11,6 +11,9 @@ For each workload, one huge TU plus the few small sources of a program that runs
   cxx      a unit test of nlohmann json (bench/get-cxx.sh): src/unit-element_access2.cpp,
            bench/cxx/CMakeLists.txt's default (--cxx-unit for another), compiled with its
            settings; program json_unit (with doctest's main, src/unit.cpp)
+  gtest    googletest's own unit test, googletest/test/gtest_unittest.cc
+           (bench/get-googletest.sh; flags and test filter of bench/cxx_parity.py's
+           googletest workload); program gtest_unittest (with gtest-all.cc, gtest_main.cc)
 A workload whose sources are missing is skipped with a message naming its fetch script.
 
 1. Total work, every process pinned to one CPU (taskset -c 1: the VM's cpus differ ~1.6x)
@@ -29,6 +32,11 @@ A workload whose sources are missing is skipped with a message naming its fetch 
    tables say so. Whole processes' CPU comes from os.wait4 (lib.run_measured); a tool's
    "own" time is its process's CPU minus its edges' (and minus the frontend for
    mtpc-compile): parsing, writing the graph, mtpc-compile's cost estimate.
+   The compile-side work ratio (mtpc-compile's whole process / the plain compile) is
+   measured again in --pinned-runs interleaved pinned pairs, each from nothing (plain
+   compile, then mtpc-compile with no object, inner directory or plan cache): the ratio of
+   the medians, and each pair's. One pinned run on this VM moves by 10-20% with the
+   moment; two runs a few seconds apart much less.
 2. PREDICTED critical path on N = 2, 4, 8, 16 cores: greedy list scheduling
    (predict.list_schedule) of those edges: the compile side's (the program's sources, the
    TU's compile), then the link's. (a) plain ThinLTO: the plain compile, then the plain link
@@ -134,6 +142,7 @@ class Workload:
 
 def workloads(work, cxx_unit="element_access2"):
     sq, dk, cx = WORK / "sqlite-amalgamation", WORK / "duktape-src", WORK / "cxx-src"
+    gt = WORK / "googletest-src"
     extras = ["print-alert", "console", "logging", "module-duktape"]
     duk_defs = ["-DDUK_CMDLINE_PRINTALERT_SUPPORT", "-DDUK_CMDLINE_CONSOLE_SUPPORT",
                 "-DDUK_CMDLINE_LOGGING_SUPPORT", "-DDUK_CMDLINE_MODULE_SUPPORT"]
@@ -168,6 +177,18 @@ def workloads(work, cxx_unit="element_access2"):
                    "-Wno-deprecated", "-Wno-float-equal", f"-I{cx}/doctest",
                    f"-I{cx}/single_include", f"-I{cx}/src"], [], [],
             r"^\s+CHECK\(.* == (\d+)\);$", "json_unit"),
+        # googletest's own unit test (bench/cxx_parity.py's googletest workload, its flags)
+        "gtest": Workload(
+            "gtest", "bench/get-googletest.sh", gt, "googletest/test/gtest_unittest.cc",
+            ["googletest/src/gtest-all.cc", "googletest/src/gtest_main.cc"], True,
+            ["-Wall", "-Wshadow", "-Wconversion", "-fexceptions", "-pthread",
+             "-DGTEST_HAS_PTHREAD=1", f"-I{gt}/googletest/include", f"-I{gt}/googletest"],
+            ["-pthread"],
+            # death tests fork and the thread tests spin: their counts change run to run
+            ["--gtest_print_time=0",
+             "--gtest_filter=-*DeathTest*:TestResultPropertyTest.GetTestProperty"
+             ":*WithThreads*"],
+            r"^\s+EXPECT_EQ\(([1-9]\d*), .*\);$", "gtest_unittest"),
     }
 
 
@@ -542,6 +563,20 @@ def bench_workload(w, t, args, wd):
                            "--no-cache", "--stats", "-n", str(P), str(O / "front.bc"), "-o",
                            str(O / "split-stats")], env=pin, check=True)
     m["split_stats"] = split_stats(st.stdout + st.stderr)
+    # 1b. the compile-side work again, pinned, interleaved pairs (plain, mtpc-compile from
+    # nothing: no object, inner directory or plan cache): one pinned run of each moves by
+    # 10-20% with the moment on this VM, pairs run close together much less
+    pairs = []
+    for r in range(args.pinned_runs):
+        log(f"{w.name}: pinned pair {r + 1}/{args.pinned_runs}")
+        WR = O / "work-runs"
+        fresh(WR / "plain.o", WR / "mtpc.o", WR / "plans.sqlite")
+        WR.mkdir(exist_ok=True)
+        a = run(cc(src, WR / "plain.o"), pin, cpu, tag="plain compile (pair)")["cpu"]
+        b = run(mcc(WR / "mtpc.o", 1, WR / "plans.sqlite"), pin, cpu,
+                tag="mtpc-compile (pair)")["cpu"]
+        pairs.append({"plain": a, "mtpc": b})
+    m["work_pairs"] = pairs
     log(f"{w.name}: pinned links")
     P_ = wd / "prog"
     L = m["links"] = {}
@@ -705,8 +740,15 @@ def report_workload(m):
     out.append(f"| total / (a) | 1.000 | {lib.ratio(p['b']['work'], p['a']['work']):.3f} | "
                f"{lib.ratio(p['c']['work'], p['a']['work']):.3f} |")
     cw, cwe = compile_work(m)
+    pairs = m.get("work_pairs")
+    how = (f"ratio of the medians of {len(pairs)} interleaved pinned pairs (plain "
+           f"{spread(stats(x['plain'] for x in pairs))} s, mtpc-compile "
+           f"{spread(stats(x['mtpc'] for x in pairs))} s; each pair "
+           f"{', '.join(format(lib.ratio(x['mtpc'], x['plain']), '.3f') for x in pairs)})"
+           if pairs else "one pinned run of each, the table's")
     out += ["", f"Compile-side total work, mtpc-compile / plain compile: whole process "
-                f"{lib.fmt_r(cw, 1.10)}; frontend + edges only {cwe:.3f}", ""]
+                f"{lib.fmt_r(cw, 1.10)} ({how}); frontend + edges only, the table's run, "
+                f"{cwe:.3f}", ""]
     out.append("PREDICTED critical path (list scheduling of the measured edges; s):")
     ss = m.get("split_stats")
     if ss:
@@ -779,10 +821,16 @@ def report_workload(m):
 
 
 def compile_work(m):
-    """mtpc-compile's CPU / the plain compile's: (whole process, frontend + edges only)."""
+    """mtpc-compile's CPU / the plain compile's: (whole process, frontend + edges only),
+    from section 1's single pinned run of each; the whole process's ratio is the ratio of
+    the medians of the interleaved pairs instead when --pinned-runs measured some."""
     mc, plain = m["mtpc_compile"], m["plain_compile"]["cpu"]
     edges = m["frontend"]["cpu"] + sum(e["seconds"] for e in mc["edges"])
-    return lib.ratio(mc["cpu"], plain), lib.ratio(edges, plain)
+    pairs = m.get("work_pairs")
+    whole = (lib.ratio(lib.median([x["mtpc"] for x in pairs]),
+                       lib.median([x["plain"] for x in pairs])) if pairs
+             else lib.ratio(mc["cpu"], plain))
+    return whole, lib.ratio(edges, plain)
 
 
 def short(job):
@@ -833,8 +881,8 @@ def report(results):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", default="sqlite,duktape,cxx",
-                    help="comma-separated: sqlite, duktape, cxx (default all)")
+    ap.add_argument("--workloads", default="sqlite,duktape,cxx,gtest",
+                    help="comma-separated: sqlite, duktape, cxx, gtest (default all)")
     ap.add_argument("--cxx-unit", default="element_access2",
                     help="the cxx workload's unit test: src/unit-<NAME>.cpp (default "
                          "element_access2)")
@@ -846,6 +894,10 @@ def main(argv=None):
                     help="the MTPC build whose tools run (default $MTPC_BUILD_DIR or build/)")
     ap.add_argument("--work", default=None,
                     help="builds (default bench/out/compile_bench; a temp dir with --quick)")
+    ap.add_argument("--pinned-runs", type=int, default=None,
+                    help="interleaved pinned pairs (plain compile, mtpc-compile from "
+                         "nothing) for the compile-side work ratio (default 3; 1 with "
+                         "--quick; 0: the one run of section 1)")
     ap.add_argument("--cpu", type=int, default=1,
                     help="the CPU of the pinned runs (default 1: the VM's faster one)")
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 2,
@@ -869,6 +921,8 @@ def main(argv=None):
         return 0
     args.partitions = args.partitions or (4 if args.quick else 16)
     args.runs = args.runs or (2 if args.quick else 3)
+    if args.pinned_runs is None:
+        args.pinned_runs = 1 if args.quick else 3
     if args.quick:
         args.callgrind = False
     elif args.json is None:

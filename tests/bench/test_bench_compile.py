@@ -95,6 +95,10 @@ def test_quick_run(tmp_path):
     kinds = compile_bench.kinds(mc["edges"])
     assert kinds["split"]["count"] == kinds["join"]["count"] == 1
     assert kinds["slot"]["count"] == mc["split_into"]
+    # the compile-side work from an interleaved pinned pair, as the summary reports it
+    (pair,) = m["work_pairs"]
+    assert pair["plain"] > 0 and pair["mtpc"] > 0
+    assert compile_bench.compile_work(m)[0] == pytest.approx(pair["mtpc"] / pair["plain"])
     # every split edge of the links has its --stats proportions, one emission a partition
     for k in ("b", "iii"):
         split_edges = {e["name"] for e in m["links"][k]["edges"] if e["kind"] == "split"}
