@@ -62,6 +62,9 @@ A workload whose sources are missing is skipped with a message naming its fetch 
    (ii) mtpc-compile + plain link, (iii) mtpc-compile + mtpc-link: instructions executed
    (valgrind's callgrind, bench/callgrind.py) and .text bytes (llvm-size -A), as ratios to
    (i); the program's output must be the same in all four (speedtest1: its hash lines).
+   And the thin link's imports (LLVM's -print-imports, a plain link of each object again):
+   functions imported into the TU's module and from it, plain compile's object against
+   mtpc-compile's (a pre-link inliner that inlines less leaves other calls to import).
    Goals (issue 29): instructions within +0.1%, .text within +0.5%; the path >= 5x shorter
    than plain at 16 cores (predicted); compile-side work <= 1.10 of the plain compile.
 
@@ -596,6 +599,13 @@ def bench_workload(w, t, args, wd):
     # 5. quality (before the edit, which changes the source)
     log(f"{w.name}: quality")
     m["quality"] = quality(w, t, P_, wd, args.callgrind)
+    # what the thin link imports into and from the TU's module, plain compile's object
+    # against mtpc-compile's (unmeasured links, LLVM's -print-imports)
+    m["imports"] = {}
+    for k, obj in (("i", O / "plain.o"), ("ii", O / "mtpc.o")):
+        r = lib.run_measured(link([obj, *others], P_ / f"imports-{k}", cores) +
+                             ["-Wl,-mllvm,-print-imports"], env=unpin, check=True)
+        m["imports"][k] = count_imports(r.stdout + r.stderr, pathlib.Path(src).name)
     # 3. wall on all cores, interleaved
     W = wd / "wall"
     walls = {"plain": {"compile": [], "path": []}, "mtpc": {"compile": [], "path": []},
@@ -656,6 +666,20 @@ def bench_workload(w, t, args, wd):
     finally:
         src.write_text(text, errors="surrogateescape")
     return m
+
+
+IMPORT_RE = re.compile(r"^(\S+): Import (\S+) from (\S+)$", re.M)
+
+
+def count_imports(text, tu):
+    """{'into': functions the thin link imported into the module of source file `tu`,
+    'from': functions it imported from that module into the others} (basenames compared),
+    from LLVM's -print-imports lines '<module>: Import <function> from <module>'."""
+    res = {"into": 0, "from": 0}
+    for dst, _, src in IMPORT_RE.findall(text):
+        res["into"] += pathlib.PurePath(dst).name == tu
+        res["from"] += pathlib.PurePath(src).name == tu
+    return res
 
 
 def quality(w, t, progs, wd, use_callgrind):
@@ -814,6 +838,12 @@ def report_workload(m):
         ic = f"{ins} | {r['instr_ratio']:.4f}" if ins else "n/a | n/a"
         out.append(f"| {label} | {ic} | {r['text']} | {r['text_ratio']:.4f} | "
                    f"{'yes' if r['same_output'] else 'NO'} |")
+    im = m.get("imports")
+    if im:
+        out += ["", f"The thin link's imports (LLVM's -print-imports), plain compile's object "
+                    f"(i) / mtpc-compile's (ii): functions into {m['tu']}'s module "
+                    f"{im['i']['into']} / {im['ii']['into']}; from it into the other modules "
+                    f"{im['i']['from']} / {im['ii']['from']}"]
     said = [s for s in mc["said"] + L["b"]["said"] + L["iii"]["said"] if "warning" in s]
     if said:
         out += ["", "Warnings: " + "; ".join(said[:5])]

@@ -18,6 +18,8 @@ unmodified upstream CMake project and enables its targets through bench/wrap/wra
              -DMTPC_SPLIT_THRESHOLD=0 -DMTPC_MAX_PARTITIONS=4 (2 for jansson and snappy)
              -DMTPC_JOBS=<--jobs> -DMTPC_CACHE=<a fresh plan cache in the build dir>
              [-DMTPC_SPLIT_ARGS=<--split-args>, the MTPC build only]
+             [-DMTPC_SPLIT_COST=0 with --split-compile, the MTPC build only: every
+              compile split too, by mtpc-compile]
              -D<the wrapper's source variable>=<the source tree>
              (-DBUILD_SHARED_LIBS=ON for pugixml, tinyxml2, double-conversion, so that
              their exports are compared)
@@ -127,6 +129,7 @@ ALIASES = {"fmt": "fmtlib", "libuv": "libuv1", "jpeg": "libjpeg-turbo",
            "libjpeg": "libjpeg-turbo", "dc": "double-conversion"}
 BUILD_TYPES = ("Release", "RelWithDebInfo")
 
+COMPILE_RE = re.compile(r"^mtpc-compile: [^:]+: (\d+) partitions?")
 SUMMARY_RE = re.compile(r"^mtpc-link: (?P<out>[^:]+): (?P<mods>\d+) modules?, "
                         r"(?P<split>\d+) split(?: \((?P<list>.*?)\))?"
                         r"(?:, (?P<unused>\d+) unused)?(?:,|$)")
@@ -183,6 +186,7 @@ class Toolchain:
         self.dwarfdump = self._which(f"llvm-dwarfdump-{self.version}", "llvm-dwarfdump")
         self.tools = {}
         for var, name in (("MTPC_LINK_EXECUTABLE", "mtpc-link"),
+                          ("MTPC_COMPILE_EXECUTABLE", "mtpc-compile"),
                           ("MTPC_SPLIT_EXECUTABLE", "mtpc-split"),
                           ("MTPC_CACHE_EXECUTABLE", "mtpc-cache"),
                           ("MTPC_DISTRIBUTE_EXECUTABLE", "mtpc-distribute")):
@@ -289,6 +293,8 @@ def configure_and_build(project, mode, source, bdir, tc, args):
            f"-D{spec['var']}={source}", *spec.get("defs", [])]
     if mode == "ON" and args.split_args:
         cmd.append(f"-DMTPC_SPLIT_ARGS={';'.join(args.split_args.split())}")
+    if mode == "ON" and args.split_compile:
+        cmd.append("-DMTPC_SPLIT_COST=0")
     res = {"dir": str(bdir), "partitions": parts, "configure_log": str(conf_log),
            "build_log": str(build_log)}
     stamp = bdir / "build.cmd"
@@ -341,12 +347,17 @@ def cache_value(bdir, var):
 def scan_log(path):
     """mtpc-link's summary lines and every fallback / crash line of a build log."""
     links, modules, split, partitions, unused = 0, 0, 0, 0, 0
+    compiles, compile_partitions = 0, 0
     fallbacks, crashes, summaries = [], [], []
     try:
         text = pathlib.Path(path).read_text(errors="replace")
     except OSError:
         text = ""
     for line in text.splitlines():
+        cm = COMPILE_RE.match(line)
+        if cm and int(cm.group(1)) > 1:
+            compiles += 1
+            compile_partitions += int(cm.group(1))
         m = SUMMARY_RE.match(line)
         if m:
             links += 1
@@ -365,7 +376,7 @@ def scan_log(path):
         elif CRASH_RE.search(line):
             crashes.append(line.strip())
     return {"links": links, "modules": modules, "split": split, "partitions": partitions,
-            "unused": unused,
+            "unused": unused, "compiles_split": compiles, "compile_partitions": compile_partitions,
             "fallbacks": fallbacks, "crashes": crashes, "summaries": summaries}
 
 
@@ -773,6 +784,8 @@ def sweep_project(project, tc, args, work):
         return r
     if r["log"]["links"] == 0:
         r["problems"].append("no mtpc-link summary line in the MTPC build's log")
+    if args.split_compile and r["log"]["compiles_split"] == 0:
+        r["problems"].append("--split-compile: mtpc-compile split no compile")
     for m in r["log"]["crashes"]:
         r["problems"].append(f"crash in the MTPC build: {m}")
 
@@ -894,7 +907,9 @@ def print_table(results):
         print(f"| {r['project']} | {r['build_type']} | {lg.get('links', 'n/a')} | "
               f"{lg.get('split', 'n/a')}/{lg.get('modules', 'n/a')} "
               f"{'(' + str(lg['unused']) + ' unused) ' if lg.get('unused') else ''}"
-              f"[{lg.get('partitions', 'n/a')}] | {cell('OFF')} | {cell('ON')} | "
+              f"[{lg.get('partitions', 'n/a')}]"
+              f"{'; compiles split ' + str(lg['compiles_split']) + ' [' + str(lg['compile_partitions']) + ']' if lg.get('compiles_split') else ''}"
+              f" | {cell('OFF')} | {cell('ON')} | "
               f"{exports_cell(r)}{extra} | {nfb} | {verdict} |")
     for r in results:
         lg = r.get("log") or {}
@@ -939,6 +954,10 @@ def main(argv=None):
                     help="more mtpc-split options for the MTPC build (MTPC_SPLIT_ARGS; "
                          "words split at spaces), e.g. '--emit-with processes' to build "
                          "the partitions in processes below 4 jobs too")
+    ap.add_argument("--split-compile", action="store_true",
+                    help="split every compile of the MTPC build too (MTPC_SPLIT_COST=0: "
+                         "mtpc-compile runs each ThinLTO compile's pre-link pipeline in "
+                         "partitions); the table counts the compiles split [partitions]")
     ap.add_argument("--timeout", type=int, default=3600,
                     help="seconds for each configure and each build (default 3600)")
     ap.add_argument("--test-timeout", type=int, default=600,
@@ -991,6 +1010,7 @@ def main(argv=None):
             "tools": {v: {"path": p, "sha256": tc.sha256[v]} for v, p in tc.tools.items()},
             "llvm_version": tc.version, "cc": tc.cc, "cxx": tc.cxx,
             "build_type": args.build_type, "jobs": args.jobs, "split_args": args.split_args,
+            "split_compile": args.split_compile,
             "results": results}
 
     def dump():

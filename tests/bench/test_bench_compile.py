@@ -65,6 +65,12 @@ def test_graphs_put_the_link_after_the_compile_side():
     assert r["b"]["work"] == q["b"]["work"]
 
 
+def test_count_imports():
+    text = ("main.c: Import g from /src/big.c\n/src/big.c: Import h from util.c\n"
+            "big.c: Import k from big2.c\nutil.c: Import g2 from big.c\nunrelated line\n")
+    assert compile_bench.count_imports(text, "big.c") == {"into": 2, "from": 2}
+
+
 def test_split_stats_parse():
     line = ("mtpc-split: front.bc: serial 0.3565 s + emit 0.9839 s wall on 2 threads; emit CPU "
             "by partition (s): 0.0609 0.0622 0.0523\n")
@@ -99,6 +105,9 @@ def test_quick_run(tmp_path):
     (pair,) = m["work_pairs"]
     assert pair["plain"] > 0 and pair["mtpc"] > 0
     assert compile_bench.compile_work(m)[0] == pytest.approx(pair["mtpc"] / pair["plain"])
+    # the thin link's imports counted for both objects
+    assert set(m["imports"]) == {"i", "ii"} and all(set(v) == {"into", "from"}
+                                                    for v in m["imports"].values())
     # every split edge of the links has its --stats proportions, one emission a partition
     for k in ("b", "iii"):
         split_edges = {e["name"] for e in m["links"][k]["edges"] if e["kind"] == "split"}

@@ -198,10 +198,27 @@ def test_wrap_sweep_split_args_reach_only_the_mtpc_build(tmp_path, monkeypatch):
     tc = types.SimpleNamespace(cc="clang-19", cxx="clang++-19", build=tmp_path / "mtpc",
                                tools={}, sha256={})
     args = types.SimpleNamespace(partitions=0, build_type="Release", jobs=2, timeout=5,
-                                 reuse_builds=False, split_args="--emit-with processes")
+                                 reuse_builds=False, split_args="--emit-with processes",
+                                 split_compile=True)
     for mode in ("OFF", "ON"):
         r = wrap_sweep.configure_and_build("tinyxml2", mode, tmp_path / "src",
                                            tmp_path / mode.lower(), tc, args)
         assert r["configure_rc"] == 1 and not r["ok"]
     assert "-DMTPC_SPLIT_ARGS=--emit-with;processes" in seen["on"]
     assert not any(a.startswith("-DMTPC_SPLIT_ARGS") for a in seen["off"])
+    # --split-compile: every compile of the MTPC build split too, none of the plain build's
+    assert "-DMTPC_SPLIT_COST=0" in seen["on"] and "-DMTPC_SPLIT_COST=0" not in seen["off"]
+
+
+def test_wrap_sweep_log_counts_split_compiles(tmp_path):
+    import wrap_sweep
+    log = tmp_path / "build.log"
+    log.write_text("[1/9] Building C object x.c.o\n"
+                   "mtpc-compile: x.c.o: 4 partitions, cost 120 instructions (estimated), 0.20 s\n"
+                   "mtpc-compile: y.c.o: 1 partition, cost 3 instructions (estimated), 0.01 s\n"
+                   "mtpc-compile: z.c.o: 2 partitions, cost 99 instructions (measured), 0.10 s\n"
+                   "mtpc-compile: warning: w.c.o: the join failed (...); compiling it unsplit\n")
+    lg = wrap_sweep.scan_log(log)
+    assert (lg["compiles_split"], lg["compile_partitions"]) == (2, 6)
+    assert lg["fallbacks"] == ["mtpc-compile: warning: w.c.o: the join failed (...); "
+                               "compiling it unsplit"]

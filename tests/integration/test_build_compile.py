@@ -4,8 +4,8 @@ exactly as given.
 
 * meaning: every C and C++ hazard fixture (tests/hazards/, with its main and peers) compiled
   through mtpc-compile with every compile split (--cost-threshold 0, 4 partitions) behaves
-  like the plain ThinLTO build and exports the same symbols, linked plainly and through
-  mtpc-link, under the flag sets that can be split (progdiff.FLAG_SETS); those that cannot
+  like the plain ThinLTO build and exports the same symbols, linked plainly, through
+  mtpc-link and (Clang >= 21) through lld's DTLTO with mtpc-distribute, under the flag sets that can be split (progdiff.FLAG_SETS); those that cannot
   (CFI, -fwhole-program-vtables, -fsplit-lto-unit, profiles, pipeline sanitizers) compile as
   given, byte for byte;
 * exactness: a compile that is not split writes the bytes the plain compile writes;
@@ -25,7 +25,7 @@ import pytest
 
 import progdiff as pd
 import splitlib as sl
-from conftest import BUILD, llvm_tool, run, tool
+from conftest import BUILD, LLVM_VERSION, llvm_tool, run, tool
 from test_build_jobs import max_concurrency
 
 FIXTURES = [fx for fx in sl.all_fixtures() if fx.path.suffix != ".ll"]
@@ -33,7 +33,9 @@ FIXTURES = [fx for fx in sl.all_fixtures() if fx.path.suffix != ".ll"]
 FLAGGED = [fx for fx in FIXTURES if fx.name in
            ("cxx_eh_rtti", "comdats", "linkonce_odr", "tls", "alias_identity", "aliases_ifuncs",
             "debuginfo", "promoted_internals")]
-CASES = ([("none", fx, mode) for mode in ("plain", "link") for fx in FIXTURES]
+# With Clang >= 21 also through lld's DTLTO and mtpc-distribute: both halves split there too.
+MODES = ("plain", "link") + (("distribute",) if int(LLVM_VERSION) >= 21 else ())
+CASES = ([("none", fx, mode) for mode in MODES for fx in FIXTURES]
          + [(fs, fx, "plain") for fs in ("hidden", "gz", "pic-shared", "gc-sections")
             for fx in FLAGGED])
 

@@ -60,9 +60,9 @@ def one_per_partition(build_dir):
     return picks
 
 
-def configure_debug(build_dir, flags, mtpc=True):
+def configure_debug(build_dir, flags, mtpc=True, extra=()):
     configure(DEBUG, build_dir, mtpc=mtpc,
-              extra=["-DCMAKE_BUILD_TYPE=RelWithDebInfo", f"-DCMAKE_C_FLAGS={flags}"])
+              extra=["-DCMAKE_BUILD_TYPE=RelWithDebInfo", f"-DCMAKE_C_FLAGS={flags}", *extra])
     return build(build_dir).stdout
 
 
@@ -441,3 +441,49 @@ def test_cxx_gdb_reads_types_from_type_units(cxx_g_builds):
                          out, re.M | re.S), out
         assert re.search(r"^type = const struct \(anonymous namespace\)::Cat : public Animal \{\n(\s+public:\n)?\s+int lives;",
                          out, re.M), out
+
+
+# ---- the compile step split too (mtpc-compile) ----
+
+def compile_plans(build_dir):
+    """{object file name: plan.json} of the compiles mtpc-compile split (their inner
+    builds, <object>.mtpc, hold the pre-link split's plan)."""
+    out = {}
+    for p in build_dir.glob("CMakeFiles/**/*.o.mtpc/mod/*/parts/plan.json"):
+        out[p.parent.parent.parent.parent.name[:-len(".mtpc")]] = json.loads(p.read_text())
+    return out
+
+
+@pytest.fixture(scope="module", params=["-g", "-gsplit-dwarf -gdwarf-4"], ids=["g", "split-dwarf4"])
+def compile_split_build(request, tmp_path_factory):
+    """The sample with every compile split too (MTPC_SPLIT_COST=0: mtpc-compile splits
+    calc.c's pre-link pipeline into partitions and joins them), then the link split."""
+    b = tmp_path_factory.mktemp("debug-compile-split") / "b"
+    out = configure_debug(b, request.param, extra=["-DMTPC_SPLIT_COST=0"])
+    return b, out, request.param
+
+
+def test_compile_split_debug_info_verifies(compile_split_build):
+    b, out, flags = compile_split_build
+    plan = compile_plans(b).get("calc.c.o")
+    assert plan and len(plan["partitions"]) >= 2, (sorted(compile_plans(b)), out)
+    assert "calc.c.o: 4 partitions" in out, out
+    assert "No errors." in dwarfdump("--verify", b / "dbg")
+    if "-gsplit-dwarf" in flags:
+        check_split_build(b, dwarf4=True)
+        assert "No errors." in dwarfdump("--verify", b / "dbg.dwp")
+
+
+def test_compile_split_gdb_breakpoints_in_every_partition(compile_split_build):
+    """A breakpoint on one function of each pre-link partition, and of each backend
+    partition, stops on its MARK line; `info line` and `list` agree with the source."""
+    require_gdb()
+    b, _, _ = compile_split_build
+    funcs = set(f for _, _, f in one_per_partition(b))
+    for mod, plan in compile_plans(b).items():
+        for part in plan["partitions"]:
+            owned = sorted(f for f in part["owned"] if f in MARKS and f not in INLINED)
+            if owned:
+                funcs.add(owned[0])
+    assert len(funcs) >= 3, funcs
+    check_with_gdb(b / "dbg", sorted(funcs))

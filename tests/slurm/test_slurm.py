@@ -358,6 +358,43 @@ def test_cmake_sample_identical_to_local(cluster, name, tmp_path):
     assert no_jobs(cluster)
 
 
+def test_cmake_compile_split_on_the_cluster(cluster, tmp_path):
+    """The compile step split too (MTPC_SPLIT_COST=0: every compile of the C sample through
+    mtpc-compile, split): with MTPC_EXECUTOR=slurm its pre-link partitions run on the
+    cluster's nodes like the link's slots, and every object and output is byte-identical
+    to the local build's."""
+    b = tmp_path / "build"
+    extra = ["-DMTPC_SPLIT_COST=0"]
+    configure(PROJECTS / "c", b, extra=["-DMTPC_EXECUTOR=local", *extra])
+    said = run(["cmake", "--build", b]).stdout
+    outs = SAMPLES["c"]
+
+    def warnings(text):   # big.c defines ifuncs: mtpc-compile declines it with one warning
+        return sorted(ln for ln in text.splitlines() if "warning" in ln)
+
+    def objects():   # the compiles' objects, not their inner builds' partitions
+        return {p.relative_to(b): p.read_bytes() for p in b.glob("CMakeFiles/**/*.o")
+                if not any(d.endswith(".mtpc") for d in p.parts)}
+
+    local, local_objs = {f: (b / f).read_bytes() for f in outs}, objects()
+    compile_inner = list(b.glob("CMakeFiles/**/*.o.mtpc"))
+    assert compile_inner, "mtpc-compile split no compile"
+    configure(PROJECTS / "c", b, extra=["-DMTPC_EXECUTOR=slurm", *extra])
+    for d in [*b.glob("*.mtpc"), *compile_inner]:
+        shutil.rmtree(d)
+    for o in local_objs:
+        (b / o).unlink()
+    r = cluster.run(["cmake", "--build", b], timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert warnings(r.stdout + r.stderr) == warnings(said), r.stdout + r.stderr
+    assert objects() == local_objs
+    assert {f: (b / f).read_bytes() for f in outs} == local
+    # the pre-link partitions ran remotely, on both nodes
+    remote = [x for d in b.glob("CMakeFiles/**/*.o.mtpc") for x in edges(d)]
+    assert remote and {x[1] for x in remote} == set(cluster.node_names()), remote
+    assert no_jobs(cluster)
+
+
 def test_cmake_rejects_unknown_executor(tmp_path):
     r = configure(PROJECTS / "c", tmp_path / "b", extra=["-DMTPC_EXECUTOR=cloud"], check=False)
     assert r.returncode != 0
