@@ -8,6 +8,9 @@ For each workload, one huge TU plus the few small sources of a program that runs
   sqlite   sqlite3.c (bench/get-sqlite.sh); program speedtest1 --size 5 --memdb --verify
   duktape  src/duktape.c (bench/get-duktape.sh); program duk (examples/cmdline) running a
            small JavaScript workload (JS_WORKLOAD below: Mandelbrot, sort, JSON, regexps)
+  zstd     zstd.c, the Zstandard library amalgamated by its own combine.py
+           (bench/get-zstd.sh); program roundtrip (bench/zstd/roundtrip.c: 1 MiB of the
+           amalgamation's text compressed at 5 levels and streamed, decompressed, checked)
   cxx      a unit test of nlohmann json (bench/get-cxx.sh): src/unit-element_access2.cpp,
            bench/cxx/CMakeLists.txt's default (--cxx-unit for another), compiled with its
            settings; program json_unit (with doctest's main, src/unit.cpp)
@@ -145,7 +148,7 @@ class Workload:
 
 def workloads(work, cxx_unit="element_access2"):
     sq, dk, cx = WORK / "sqlite-amalgamation", WORK / "duktape-src", WORK / "cxx-src"
-    gt = WORK / "googletest-src"
+    gt, zs = WORK / "googletest-src", WORK / "zstd-src"
     extras = ["print-alert", "console", "logging", "module-duktape"]
     duk_defs = ["-DDUK_CMDLINE_PRINTALERT_SUPPORT", "-DDUK_CMDLINE_CONSOLE_SUPPORT",
                 "-DDUK_CMDLINE_LOGGING_SUPPORT", "-DDUK_CMDLINE_MODULE_SUPPORT"]
@@ -180,6 +183,11 @@ def workloads(work, cxx_unit="element_access2"):
                    "-Wno-deprecated", "-Wno-float-equal", f"-I{cx}/doctest",
                    f"-I{cx}/single_include", f"-I{cx}/src"], [], [],
             r"^\s+CHECK\(.* == (\d+)\);$", "json_unit"),
+        # zstd amalgamated by its own script; the program round-trips the pristine
+        # amalgamation's text (the TU's copy is what the edit changes)
+        "zstd": Workload(
+            "zstd", "bench/get-zstd.sh", zs, "zstd.c", ["roundtrip.c"], False,
+            [f"-I{zs}"], [], [str(zs / "zstd.c")], r"^\s+return ([1-9]\d*);$", "roundtrip"),
         # googletest's own unit test (bench/cxx_parity.py's googletest workload, its flags)
         "gtest": Workload(
             "gtest", "bench/get-googletest.sh", gt, "googletest/test/gtest_unittest.cc",
@@ -911,8 +919,8 @@ def report(results):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", default="sqlite,duktape,cxx,gtest",
-                    help="comma-separated: sqlite, duktape, cxx, gtest (default all)")
+    ap.add_argument("--workloads", default="sqlite,duktape,zstd,cxx,gtest",
+                    help="comma-separated: sqlite, duktape, zstd, cxx, gtest (default all)")
     ap.add_argument("--cxx-unit", default="element_access2",
                     help="the cxx workload's unit test: src/unit-<NAME>.cpp (default "
                          "element_access2)")
