@@ -336,3 +336,58 @@ def test_cmake_sets_the_compiler_launcher(tmp_path):
     rel = "CMakeFiles/app.dir/small.c.o"
     assert filecmp.cmp(tmp_path / "b" / rel, tmp_path / "off" / rel, shallow=False)
     assert "mtpc-compile" not in (tmp_path / "off" / "build.ninja").read_text()
+
+
+FULL_BUILD_PROJECT = """cmake_minimum_required(VERSION 3.20)
+project(fb C)
+find_package(MTPC REQUIRED)
+add_executable(app1 big0.c big1.c main1.c)
+add_executable(app2 big2.c main2.c)
+mtpc_enable(app1)
+mtpc_enable(app2)
+"""
+
+
+def test_full_build_stays_within_cores_plus_one(tmp_path):
+    """A whole CMake project at -j cores (2) with three huge TUs in two enabled executables:
+    every compile split (MTPC_SPLIT_COST=0) and every module of both links split, the
+    machine's budget at its default (the cores). Through a clang that logs when it starts
+    and ends, the outer build's compiles, mtpc-compile's frontends and pre-link partitions
+    and the links' thin links, partitions and final links never run more than cores + 1 at
+    once (the issue's bound; the budget alone allows the cores)."""
+    from test_build_cmake_compat import configure
+    cores = 2
+    src = tmp_path / "src"
+    src.mkdir()
+    for k in range(3):
+        body = big_source(tmp_path / "tmp.c", funcs=60).read_text()
+        # one main per executable: the big TUs' own mains renamed away
+        (src / f"big{k}.c").write_text(body.replace("int main(", f"int big{k}_main("))
+    (src / "main1.c").write_text("int big0_main(int, char **); int big1_main(int, char **);\n"
+                                 "int main(int c, char **v) { return big0_main(c, v) + big1_main(c, v) == 7; }\n")
+    (src / "main2.c").write_text("int big2_main(int, char **);\n"
+                                 "int main(int c, char **v) { return big2_main(c, v) == 7; }\n")
+    (src / "CMakeLists.txt").write_text(FULL_BUILD_PROJECT)
+    wrap = tmp_path / "bin" / "clang"
+    wrap.parent.mkdir()
+    wrap.write_text(LOGCLANG.replace('echo "start', '[ -z "$MTPC_TEST_LOG" ] || echo "start')
+                    .replace('echo "end', '[ -z "$MTPC_TEST_LOG" ] || echo "end')
+                    .format(clang=llvm_tool("clang")))
+    wrap.chmod(0o755)
+    b = tmp_path / "b"
+    configure(src, b, [f"-DCMAKE_C_COMPILER={wrap}", "-DMTPC_SPLIT_COST=0",
+                       "-DMTPC_MAX_PARTITIONS=4", "-DMTPC_JOBS=0"])
+    env = dict(os.environ, MTPC_TEST_LOG=str(tmp_path / "compiles.log"),
+               MTPC_JOBS_DIR=str(tmp_path / "jobs"), MTPC_JOB_SLOTS=str(cores))
+    env.pop("MAKEFLAGS", None)
+    r = run(["cmake", "--build", b, "-j", str(cores)], env=env)
+    out = r.stdout + r.stderr
+    assert len(re.findall(r"^mtpc-compile: big\d\.c\.o: 4 partitions", out, re.M)) == 3, out
+    assert len(re.findall(r"^mtpc-link: app\d: ", out, re.M)) == 2, out
+    peak, n = max_concurrency(tmp_path / "compiles.log")
+    # 5 compiles (3 split: frontend + 4 partitions each), 2 links (thin link, partitions,
+    # final link): dozens of compiler processes
+    assert n >= 3 * 5 + 2 + 2 * 3, n
+    assert peak <= cores + 1, f"{peak} compiler processes at once at -j {cores}"
+    for app in ("app1", "app2"):
+        assert run([b / app], check=False).returncode in (0, 1)

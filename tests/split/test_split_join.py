@@ -100,13 +100,14 @@ def test_pre_link_carries_bigger_comdats(tmp_path):
 def inline_source(callers):
     """A small external function api() that the unsplit pre-link inliner inlines into every
     caller; large callers of it spread over the partitions; keep(), marked noinline by the
-    program, which no inliner may touch."""
+    program, which no inliner may touch; hot(), always_inline."""
     out = ["int api(int x) { return x * 3 + 1; }",
-           "__attribute__((noinline)) int keep(int x) { return x ^ 5; }"]
+           "__attribute__((noinline)) int keep(int x) { return x ^ 5; }",
+           "__attribute__((always_inline)) int hot(int x) { return x * x - 7; }"]
     for k in range(callers):
         stmts = "".join(f"  s = s * {31 + i} + api(s + {i}) - (s >> {i % 7 + 1});\n"
                         for i in range(60))
-        out.append(f"int big{k}(int x) {{\n  int s = x;\n{stmts}  return keep(s);\n}}")
+        out.append(f"int big{k}(int x) {{\n  int s = hot(x);\n{stmts}  return keep(s);\n}}")
     return "\n".join(out) + "\n"
 
 
@@ -161,6 +162,21 @@ def test_join_inlines_calls_no_partition_saw(tmp_path):
     assert call_lines(with_inliner, "api") == []
     # keep() stays a call from every caller, as in the plain compile
     assert len(call_lines(with_inliner, "keep")) == len(call_lines(plain_ir, "keep")) == 8
+    # the calls of always_inline hot() no partition saw are left to the ThinLTO backend,
+    # which inlines them and runs its whole pipeline on the caller (the join's short
+    # clean-up would not); the backend's output has no call left
+    assert call_lines(plain_ir, "hot") == []
+    left = call_lines(with_inliner, "hot")
+    assert left and len(left) == len(call_lines(without, "hot")), left
+    main = tmp_path / "main.c"
+    main.write_text("int big0(int); int big7(int);\n"
+                    "int main(int c, char **v) { (void)v; return (big0(c) ^ big7(c)) & 1; }\n")
+    exe = tmp_path / "prog"
+    subprocess.run([clang, "-O2", "-flto=thin", "-fuse-ld=lld", main, tmp_path / "joined.o",
+                    "-o", exe], check=True)
+    asm = subprocess.run([sl.llvm_tool("llvm-objdump"), "-d", "--no-show-raw-insn", exe],
+                         capture_output=True, text=True, check=True).stdout
+    assert not re.search(r"call.*<hot>", asm)
     assert "mtpc-join-seen" not in with_inliner
     groups = attr_groups(with_inliner)
     marked = [l for l in with_inliner.splitlines() if re.search(r"\bcall\b", l)
