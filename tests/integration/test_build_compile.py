@@ -362,7 +362,8 @@ def test_full_build_stays_within_cores_plus_one(tmp_path):
     for k in range(3):
         body = big_source(tmp_path / "tmp.c", funcs=60).read_text()
         # one main per executable: the big TUs' own mains renamed away
-        (src / f"big{k}.c").write_text(body.replace("int main(", f"int big{k}_main("))
+        (src / f"big{k}.c").write_text(body.replace("int main(", f"int big{k}_main(")
+                                       .replace("\nint f", "\nstatic int f"))
     (src / "main1.c").write_text("int big0_main(int, char **); int big1_main(int, char **);\n"
                                  "int main(int c, char **v) { return big0_main(c, v) + big1_main(c, v) == 7; }\n")
     (src / "main2.c").write_text("int big2_main(int, char **);\n"
