@@ -295,6 +295,13 @@ static int data_only(const struct module_info *mi, int u)
 	return !U->has_asm;
 }
 
+/* Repeated until no unit moves (at most DATA_PASSES times): a unit's
+ * edges to other data units make one pass depend on where the data was
+ * before it, and a seeded plan (whose data already followed) must come out
+ * as the fresh one did. One pass left gtest's test fixtures' typeinfo
+ * names, which only their typeinfo reads, elsewhere on the next compile of
+ * the same source: 8 of 16 partitions changed. */
+#define DATA_PASSES 16
 static void data_follows_code(struct ctx *c, const long *ucost)
 {
 	const struct module_info *mi = c->mi;
@@ -305,21 +312,27 @@ static void data_follows_code(struct ctx *c, const long *ucost)
 	for (int u = 0; u < mi->nunits; u++)
 		if (!data_only(mi, u))
 			has_code[P->owner[u]] = 1;
-	for (int u = 0; u < mi->nunits; u++) {
-		if (!data_only(mi, u) || !has_code[P->owner[u]])
-			continue;
-		int best = P->owner[u];
-		long most = affinity(c, u, best);
-		for (int p = 0; p < P->n; p++) {
-			long w = affinity(c, u, p);
-			if (w > most) {
-				best = p;
-				most = w;
+	for (int pass = 0, moved = 1; moved && pass < DATA_PASSES; pass++) {
+		moved = 0;
+		for (int u = 0; u < mi->nunits; u++) {
+			if (!data_only(mi, u) || !has_code[P->owner[u]])
+				continue;
+			int best = P->owner[u];
+			long most = affinity(c, u, best);
+			for (int p = 0; p < P->n; p++) {
+				long w = affinity(c, u, p);
+				if (w > most) {
+					best = p;
+					most = w;
+				}
 			}
+			if (best == P->owner[u])
+				continue;
+			P->cost[P->owner[u]] -= ucost[u];
+			P->cost[best] += ucost[u];
+			P->owner[u] = best;
+			moved = 1;
 		}
-		P->cost[P->owner[u]] -= ucost[u];
-		P->cost[best] += ucost[u];
-		P->owner[u] = best;
 	}
 	free(has_code);
 }

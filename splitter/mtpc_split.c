@@ -42,8 +42,9 @@
  * earlier plans and outputs are not reused (20: whole-module interprocedural
  * passes before the split, ipo.h; --join-growth 0.1 by default; 21: units of
  * variables only go where the code that reads them is, partition.c; 22: users
- * of several names of one object live with them, units.c). */
-#define ALGORITHM 22
+ * of several names of one object live with them, units.c; 23: data units
+ * follow code until none moves, the same in a seeded plan, assign.c). */
+#define ALGORITHM 23
 
 /* Key. */
 
