@@ -93,6 +93,8 @@ static void read_symbol(struct sym *s, LLVMValueRef v, ptrmap *comdats, int *nco
 	    (has_attr(v, "noinline") || has_attr(v, "optnone") || has_attr(v, "naked") ||
 	     LLVMIsFunctionVarArg(LLVMGlobalGetValueType(v))))
 		s->flags |= SF_NOINLINE;
+	else if (s->kind == SYM_FUNC && has_attr(v, "alwaysinline"))
+		s->flags |= SF_ALWAYS_INLINE;
 }
 
 /* References. */

@@ -64,6 +64,9 @@ enum {
 	                             imported) carried only where the names are
 	                             defined, so no partition sees two of the names as
 	                             distinct declarations */
+	SF_ALWAYS_INLINE = 1 << 15, /* alwaysinline (and not SF_NOINLINE): copied
+	                             into every partition that calls it when
+	                             partition_opts.always_inline_copies */
 };
 
 struct sym {

@@ -43,8 +43,10 @@
  * passes before the split, ipo.h; --join-growth 0.1 by default; 21: units of
  * variables only go where the code that reads them is, partition.c; 22: users
  * of several names of one object live with them, units.c; 23: data units
- * follow code until none moves, the same in a seeded plan, assign.c). */
-#define ALGORITHM 23
+ * follow code until none moves, the same in a seeded plan, assign.c; 24: a
+ * link's partitions get a copy of every alwaysinline function they call,
+ * partition.c). */
+#define ALGORITHM 24
 
 /* Key. */
 
@@ -313,6 +315,7 @@ static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed 
 		.max_partitions = o->partitions, .min_cost = o->min_cost, .copy_limit = o->copy_limit,
 		.copy_budget = o->copy_budget, .critical_copy_budget = o->crit_copy_budget,
 		.balance_slack = o->slack, .local_dup_budget = o->local_dup_budget,
+		.always_inline_copies = !o->pre_link,
 		.seed = seed ? plan_seed_lookup : NULL, .seed_ctx = seed,
 		.seed_copy = seed ? plan_seed_had_copy : NULL,
 		.scale = seed && seed->rebalance ? plan_seed_scale : NULL, .scale_ctx = seed,

@@ -131,14 +131,49 @@ static int locals_reachable(struct ctx *c, int t, int p)
 	return ok;
 }
 
+/* Could p get an available_externally copy of function t? Within
+ * --copy-limit, except an alwaysinline one with always_inline_copies. */
 static int copyable(struct ctx *c, int t, int p)
 {
 	const struct sym *T = &c->mi->syms[t];
 	return T->role == ROLE_OWNED && T->kind == SYM_FUNC && owner_of(c, t) != p &&
 	       !(T->flags & (SF_NOINLINE | SF_BLOCKADDR | SF_IN_ASM | SF_INTERPOSABLE | SF_ALIASEE | SF_ASM_NAME |
 			     SF_INLINE_ASM | SF_ALIAS_ADDR)) &&
-	       T->cost <= c->opt->copy_limit && (!(T->flags & SF_LOCAL) || c->plan->new_name[t]) &&
-	       locals_reachable(c, t, p);
+	       (T->cost <= c->opt->copy_limit ||
+		((T->flags & SF_ALWAYS_INLINE) && c->opt->always_inline_copies)) &&
+	       (!(T->flags & SF_LOCAL) || c->plan->new_name[t]) && locals_reachable(c, t, p);
+}
+
+/* With always_inline_copies: a copy of every alwaysinline function p's code
+ * calls (and of those the copies call), whatever the budget. A link's
+ * module has calls to them only where a compile's join left them for the
+ * backend's inliner (join.c); a partition without the body could not inline
+ * them (zstd through both splits: 1.7% more instructions). */
+static void add_always_inline_copies(struct ctx *c, int p)
+{
+	const struct module_info *mi = c->mi;
+	struct split_plan *P = c->plan;
+	unsigned char *m = P->member[p];
+	for (int added = 1; added && c->opt->always_inline_copies;) {
+		added = 0;
+		for (int i = 0; i < mi->nsyms; i++) {
+			const struct sym *s = &mi->syms[i];
+			if (m[i] < M_CARRY || s->kind != SYM_FUNC)
+				continue;
+			for (int j = 0; j < s->ncalls; j++) {
+				int t = s->calls[j];
+				if (m[t] != M_DECL || !(mi->syms[t].flags & SF_ALWAYS_INLINE) || !copyable(c, t, p))
+					continue;
+				m[t] = M_COPY;
+				P->copy_cost[p] += mi->syms[t].cost;
+				P->keep[t] = 1;
+				P->ncopies++;
+				push(c, t);
+				added = 1;
+			}
+		}
+		close_over_refs(c, p);
+	}
 }
 
 struct cand {
@@ -199,6 +234,7 @@ static void add_copies(struct ctx *c, int p, double crit_total)
 		}
 	}
 	close_over_refs(c, p);
+	add_always_inline_copies(c, p);
 	/* The previous plan's copies first, whatever the budget says now
 	 * (partition_opts.seed_copy): only a real change of the code may change
 	 * a partition. What they use comes with them. */

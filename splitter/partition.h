@@ -26,6 +26,10 @@ struct partition_opts {
 	                                it past that one */
 	double balance_slack; /* allowed overshoot of the ideal partition cost */
 	double local_dup_budget; /* extra work of shared static duplicates, as a fraction of the module */
+	int always_inline_copies; /* every partition calling an alwaysinline function
+	                             gets a copy, whatever --copy-limit and the budgets
+	                             say (a link's module: the calls a compile's join
+	                             left to the backend, join.c) */
 	/* Optional seed (edit stability): previous partition of a symbol by name,
 	 * or -1. seed_ctx is passed through. */
 	int (*seed)(void *seed_ctx, const char *name);

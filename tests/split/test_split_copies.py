@@ -6,6 +6,7 @@ helpers where helper h<j> is called by j of the SCC's functions, and large indep
 functions that fill the other partitions. The helpers are owned away from the SCC's
 partition, which is over the fair share, so the SCC can only inline them through copies."""
 import json
+import re
 import subprocess
 import sys
 
@@ -187,3 +188,43 @@ def test_tables_stay_with_their_readers(tmp_path, n, weights):
     assert not promoted, promoted
     for k in range(24):
         assert owner[f"tab{k}"] == owner[f"f{k}"], (k, owner)
+
+
+def always_inline_module():
+    """An exported alwaysinline function far over --copy-limit, called by two large
+    callers that a split of 2 puts apart, and a static alwaysinline one they both call."""
+    body, last = chain(600)
+    out = ["define i32 @hot(i32 %x) #0 {", *body, f"  ret i32 {last}", "}"]
+    body, last = chain(600)
+    out += ["define internal i32 @shot(i32 %x) #0 {", *body, f"  ret i32 {last}", "}"]
+    for f in ("a", "b"):
+        body, last = chain(3000)
+        out += [f"define i32 @{f}(i32 %x) {{", *body, f"  %h = call i32 @hot(i32 {last})",
+                "  %s = call i32 @shot(i32 %h)", "  ret i32 %s", "}"]
+    out.append("attributes #0 = { alwaysinline }")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("pre_link", [False, True], ids=["link", "pre-link"])
+def test_always_inline_callees_are_copied_into_a_links_partitions(tmp_path, pre_link):
+    """A link's module calls an alwaysinline function only where a compile's join left the
+    call for the backend's inliner (docs/splitter.md, "The join's inliner"): every partition
+    of a link that calls one gets a copy whatever --copy-limit says (an exported one, and a
+    static one promoted for it), so its backend can inline it. A compile's partitions do not
+    (their join leaves those calls to the backend)."""
+    ll, bc = tmp_path / "m.ll", tmp_path / "m.bc"
+    ll.write_text(always_inline_module())
+    subprocess.run([sl.llvm_tool("llvm-as"), ll, "-o", bc], check=True)
+    out = tmp_path / "out"
+    sl.split(bc, out, 2, "--no-seed", "--no-cache", "--no-ipo",
+             *(["--pre-link"] if pre_link else []))
+    plan = json.loads((out / "plan.json").read_text())
+    owner = {f: [p["index"] for p in plan["partitions"] if f in p["owned"]] for f in ("a", "b")}
+    assert owner["a"] != owner["b"], plan
+    ir = [subprocess.run([sl.llvm_tool("llvm-dis"), p, "-o", "-"], capture_output=True,
+                         text=True, check=True).stdout for p in sorted(out.glob("p*.bc"))]
+    for name in ("hot", "shot"):
+        bodies = [t for t in ir if re.search(rf"^define [^\n]*@{name}(\.\S+)?\(", t, re.M)]
+        assert len(bodies) == (1 if pre_link else 2), (name, plan)
+    for p in sorted(out.glob("p*.bc")):
+        sl.verify(p)
