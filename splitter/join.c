@@ -115,7 +115,13 @@ static void restore(LLVMValueRef v, const struct orig_sym *o)
 }
 
 /* Give the split's promotions back their original names (plan.json's
- * "promoted": from the original name to the partitions' one). */
+ * "promoted": from the original name to the partitions' one) and linkage.
+ * A private constant keeps its edit-stable name (its "original" says which
+ * global of the original it is; private names never reach the object), an
+ * unnamed global is unnamed and local again: left hidden and global, two
+ * objects with the same literal would both define its name (pugixml's and
+ * double-conversion's tests through the compile split: "duplicate symbol:
+ * .str.k<hash>"). */
 static int unpromote(LLVMModuleRef m, const char *plan_path, const struct orig_table *orig, char **error)
 {
 	json_error_t jerr;
@@ -129,10 +135,17 @@ static int unpromote(LLVMModuleRef m, const char *plan_path, const struct orig_t
 		json_t *p = json_array_get(promoted, i);
 		const char *from = json_string_value(json_object_get(p, "from"));
 		const char *to = json_string_value(json_object_get(p, "to"));
+		const char *original = json_string_value(json_object_get(p, "original"));
 		LLVMValueRef v = from && to ? named(m, to) : NULL;
 		if (!v)
-			continue; /* inlined everywhere and dropped, or an unnamed global */
-		const struct orig_sym *o = orig_find(orig, from);
+			continue; /* inlined everywhere and dropped */
+		if (original && !*original) {
+			LLVMSetValueName2(v, "", 0);
+			LLVMSetLinkage(v, LLVMIsAFunction(v) ? LLVMInternalLinkage : LLVMPrivateLinkage);
+			LLVMSetVisibility(v, LLVMDefaultVisibility);
+			continue;
+		}
+		const struct orig_sym *o = orig_find(orig, original ? original : from);
 		if (strcmp(from, to)) {
 			if (*from && named(m, from)) {
 				*error = xasprintf("%s: %s and its promotion %s are both in the joined module", plan_path,

@@ -60,6 +60,15 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 			char *nm = sym_display_name(mi, i);
 			json_object_set_new(o, "from", json_string(nm));
 			json_object_set_new(o, "to", json_string(P->new_name[i]));
+			/* The original's own name where "from" is not it: a private
+			 * constant's edit-stable one (stable_names.h), or none (an
+			 * unnamed global): a compile's join gives the symbol back the
+			 * original's linkage by it (join.c). */
+			const struct sym *s = &mi->syms[i];
+			if (s->orig_name && s->linkage == LLVMPrivateLinkage)
+				json_object_set_new(o, "original", json_string(s->orig_name));
+			else if (!s->name[0])
+				json_object_set_new(o, "original", json_string(""));
 			free(nm);
 			json_array_append_new(prom, o);
 			json_array_append_new(loc, json_string(P->new_name[i]));

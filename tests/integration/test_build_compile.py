@@ -296,6 +296,36 @@ def test_concurrent_compiles_share_the_budget(tmp_path):
     assert peak <= 2, f"{peak} compiles at once with a budget of 2"
 
 
+def test_shared_literals_stay_private(tmp_path):
+    """A long string literal that functions in several partitions read is promoted for the
+    pre-link pipelines under an edit-stable name (.str.k<hash of its bytes>); the join makes
+    it private again. Two TUs with the same literal then link together (left hidden and
+    global, both objects defined .str.k<hash>: pugixml's and double-conversion's tests
+    through the compile split failed to link), and neither object names it."""
+    lit = "x" * 300
+    objs = []
+    for t in ("one", "two"):
+        funcs = "".join(f"int {t}_f{i}(int x) {{ int s = x; for (int k = 0; k < x; k++) "
+                        f"s = s * {i + 3} + k; return s + (int)strlen(LIT) + LIT[x & 7]; }}\n"
+                        for i in range(24))
+        src = tmp_path / f"{t}.c"
+        src.write_text(f"#include <string.h>\n#define LIT \"{lit}\"\n{funcs}")
+        obj = tmp_path / f"{t}.o"
+        r = mtpc_compile(tmp_path, compile_cmd(src, obj, "-flto=thin"), "--cost-threshold", "0")
+        assert "4 partitions" in r.stdout, r.stdout + r.stderr
+        plan = next((tmp_path / f"{t}.o.mtpc").glob("mod/*/parts/plan.json")).read_text()
+        assert ".str.k" in plan, "the literal was not promoted: the test tests nothing"
+        syms = run([llvm_tool("llvm-nm"), obj]).stdout
+        assert ".str" not in syms, syms
+        objs.append(obj)
+    main = tmp_path / "main.c"
+    main.write_text("int one_f3(int); int two_f5(int);\n"
+                    "int main(int c, char **v) { (void)v; return (one_f3(c) + two_f5(c)) & 1; }\n")
+    exe = tmp_path / "prog"
+    run([llvm_tool("clang"), "-O2", "-flto=thin", "-fuse-ld=lld", main, *objs, "-o", exe])
+    assert run([exe], check=False).returncode in (0, 1)
+
+
 # ---- CMake ----
 
 CMAKE_PROJECT = """cmake_minimum_required(VERSION 3.20)
