@@ -17,6 +17,14 @@ For each workload, one huge TU plus the few small sources of a program that runs
   gtest    googletest's own unit test, googletest/test/gtest_unittest.cc
            (bench/get-googletest.sh; flags and test filter of bench/cxx_parity.py's
            googletest workload); program gtest_unittest (with gtest-all.cc, gtest_main.cc)
+  rocksdb  a real unity build, not in the default set (about 40 minutes with --runs 1):
+           RocksDB's library as its CMake project builds it with CMAKE_UNITY_BUILD=ON and a
+           batch size of 0, 322 sources in one TU (bench/get-rocksdb.sh: CMake's unity
+           source and its Release flags, -O3); program kvbench (bench/rocksdb/kvbench.cc:
+           writes, flushes, a compaction, reads and scans; util/crc32c.cc, the source CMake
+           keeps out of the unity source, with its own extra flags). No edit (section 4):
+           the unity source has no function of its own; an edit is one of the files it
+           includes. The same project whole, with its tests: wrap_sweep.py --projects rocksdb.
 A workload whose sources are missing is skipped with a message naming its fetch script.
 
 1. Total work, every process pinned to one CPU (taskset -c 1: the VM's cpus differ ~1.6x)
@@ -144,11 +152,18 @@ class Workload:
     program: str
     keep: str = None      # the output lines every build must print alike (None: all)
     patch: tuple = ()     # (old, new) replacements in the TU's copy, each applied once
+    other_flags: dict = dataclasses.field(default_factory=dict)  # more flags of one other
+
+
+def flag_file(path):
+    """The flags of a file bench/get-rocksdb.sh wrote (one per line); none if missing (the
+    workload is then skipped, its TU missing too)."""
+    return path.read_text().split("\n")[:-1] if path.exists() else []
 
 
 def workloads(work, cxx_unit="element_access2"):
     sq, dk, cx = WORK / "sqlite-amalgamation", WORK / "duktape-src", WORK / "cxx-src"
-    gt, zs = WORK / "googletest-src", WORK / "zstd-src"
+    gt, zs, rd = WORK / "googletest-src", WORK / "zstd-src", WORK / "rocksdb-src"
     extras = ["print-alert", "console", "logging", "module-duktape"]
     duk_defs = ["-DDUK_CMDLINE_PRINTALERT_SUPPORT", "-DDUK_CMDLINE_CONSOLE_SUPPORT",
                 "-DDUK_CMDLINE_LOGGING_SUPPORT", "-DDUK_CMDLINE_MODULE_SUPPORT"]
@@ -200,6 +215,12 @@ def workloads(work, cxx_unit="element_access2"):
              "--gtest_filter=-*DeathTest*:TestResultPropertyTest.GetTestProperty"
              ":*WithThreads*"],
             r"^\s+EXPECT_EQ\(([1-9]\d*), .*\);$", "gtest_unittest"),
+        # a real unity build (CMake's unity source of RocksDB's library, its Release flags)
+        "rocksdb": Workload(
+            "rocksdb", "bench/get-rocksdb.sh", rd, "rocksdb_unity.cc",
+            ["tree/util/crc32c.cc", "kvbench.cc"], True, flag_file(rd / "flags.txt"),
+            ["-pthread"], [str(work / "rocksdb" / "kvdb")], None, "kvbench",
+            other_flags={"tree/util/crc32c.cc": flag_file(rd / "crc32c.txt")}),
     }
 
 
@@ -553,7 +574,8 @@ def bench_workload(w, t, args, wd):
     m["others"] = {}
     for i, o in enumerate(w.others):
         obj = O / f"other{i}_{pathlib.Path(o).stem}.o"
-        m["others"][o] = run(cc(w.dir / o, obj), pin, cpu, tag=f"compile {o}")["cpu"]
+        m["others"][o] = run(cc(w.dir / o, obj, *w.other_flags.get(o, [])), pin, cpu,
+                             tag=f"compile {o}")["cpu"]
         others.append(obj)
     m["plain_compile"] = run(cc(src, O / "plain.o"), pin, cpu, tag="plain compile")
     m["frontend"] = run(cc(src, O / "front.bc", "-Xclang", "-disable-llvm-passes"), pin, cpu,
@@ -641,6 +663,9 @@ def bench_workload(w, t, args, wd):
     m["wall"] = {c: {k: stats(v) for k, v in d.items()} for c, d in walls.items()}
     # 4. edit -> object: pinned once, on the pinned build's inner directory; then wall
     # on the last wall run's
+    if w.edit_re is None:
+        m["edit"] = {"skipped": "no function of the TU's own to edit (a unity source)"}
+        return m
     try:
         # the first candidate whose edit changes the frontend's bitcode: a line the
         # preprocessor drops, or a function never emitted, would change nothing
@@ -825,6 +850,8 @@ def report_workload(m):
         out.append(f"| compile, the previous object kept (cost from its summary) | | "
                    f"{spread(k)} | {lib.ratio(k['median'], pl['median']):.3f} |")
     e = m.get("edit")
+    if e and "skipped" in e:
+        out += ["", f"Edit -> object: not measured: {e['skipped']}"]
     if e and "mtpc" in e:
         out += ["", f"Edit -> object (line {e['line']}: `{e['text'][:70]}`):", "",
                 "| | plain | mtpc-compile | MTPC / plain |", "| --- | ---: | ---: | ---: |",
@@ -920,7 +947,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workloads", default="sqlite,duktape,zstd,cxx,gtest",
-                    help="comma-separated: sqlite, duktape, zstd, cxx, gtest (default all)")
+                    help="comma-separated: sqlite, duktape, zstd, cxx, gtest, rocksdb "
+                         "(default all but rocksdb, the real unity build: long)")
     ap.add_argument("--cxx-unit", default="element_access2",
                     help="the cxx workload's unit test: src/unit-<NAME>.cpp (default "
                          "element_access2)")

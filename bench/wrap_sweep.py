@@ -97,7 +97,9 @@ WRAP = ROOT / "bench" / "wrap"
 # test_env: environment of its tests ({source}: the source tree; pcre2's RunTest and
 # RunGrepTest find testdata/ through $srcdir, as under autotools; libuv's runner refuses root
 # without UV_RUN_AS_ROOT); tap: its ctest tests are whole suites printing TAP ("ok N - name",
-# "not ok N - name"), compared test by test too; extra: a check of its own (below).
+# "not ok N - name"), compared test by test too; extra: a check of its own (below);
+# build_type: the CMAKE_BUILD_TYPE it is configured with, whatever --build-type says (rocksdb
+# builds its tests only as Debug, so its defs give Debug the flags -O2).
 SHARED = ["-DBUILD_SHARED_LIBS=ON"]
 PROJECTS = {
     "pugixml": {"src": "pugixml", "var": "PUGIXML_SOURCE_DIR", "need": "CMakeLists.txt",
@@ -124,6 +126,11 @@ PROJECTS = {
     "libuv1": {"src": "libuv1", "var": "SRC_DIR", "need": "CMakeLists.txt", "ctest_jobs": 1,
                "test_env": {"UV_RUN_AS_ROOT": "1"}, "tap": True},
     "fmtlib": {"src": "fmtlib", "var": "SRC_DIR", "need": "CMakeLists.txt"},
+    # a real unity build: the library's 322 sources in one TU (bench/wrap/rocksdb/)
+    "rocksdb": {"src": "rocksdb", "var": "SRC_DIR", "need": "CMakeLists.txt",
+                "build_type": "Debug",
+                "defs": ["-DCMAKE_CXX_FLAGS_DEBUG=-O2", "-DCMAKE_C_FLAGS_DEBUG=-O2",
+                         "-DCMAKE_UNITY_BUILD=ON", "-DCMAKE_UNITY_BUILD_BATCH_SIZE=0"]},
 }
 ALIASES = {"fmt": "fmtlib", "libuv": "libuv1", "jpeg": "libjpeg-turbo",
            "libjpeg": "libjpeg-turbo", "dc": "double-conversion"}
@@ -284,7 +291,8 @@ def configure_and_build(project, mode, source, bdir, tc, args):
     conf_log, build_log = bdir / "configure.log", bdir / "build.log"
     parts = args.partitions or spec.get("partitions", 4)
     cmd = ["cmake", "-G", "Ninja", "-S", WRAP / project, "-B", bdir,
-           f"-DUSE_MTPC={mode}", f"-DCMAKE_BUILD_TYPE={args.build_type}",
+           f"-DUSE_MTPC={mode}",
+           f"-DCMAKE_BUILD_TYPE={spec.get('build_type', args.build_type)}",
            f"-DCMAKE_C_COMPILER={tc.cc}", f"-DCMAKE_CXX_COMPILER={tc.cxx}",
            f"-DMTPC_DIR={tc.build / 'cmake'}", f"-DCMAKE_MODULE_PATH={ROOT / 'cmake'}",
            *(f"-D{k}={v}" for k, v in tc.tools.items()),
@@ -751,9 +759,10 @@ def compare_tap(r, found, outputs, on_dir, off_dir, timeout, env):
 
 def sweep_project(project, tc, args, work):
     spec = PROJECTS[project]
+    build_type = spec.get("build_type", args.build_type)
     pdir = work / project / args.build_type
     pdir.mkdir(parents=True, exist_ok=True)
-    r = {"project": project, "build_type": args.build_type, "differs": False,
+    r = {"project": project, "build_type": build_type, "differs": False,
          "problems": [], "error": None}
     try:
         source = fetch(project, work / "src", pdir / "fetch.log")
@@ -763,7 +772,7 @@ def sweep_project(project, tc, args, work):
     r["source"] = str(source)
     builds = {}
     for mode in ("OFF", "ON"):
-        log(f"  {project} {args.build_type} USE_MTPC={mode}: configure and build")
+        log(f"  {project} {build_type} USE_MTPC={mode}: configure and build")
         b = configure_and_build(project, mode, source, pdir / mode.lower(), tc, args)
         builds[mode] = b
         log(f"    {'reused' if b.get('reused') else 'built' if b['ok'] else 'FAILED'}"
@@ -847,7 +856,7 @@ def sweep_project(project, tc, args, work):
                                     f"{e['only_on'][:5]}"))
 
     # debug info
-    if args.build_type == "RelWithDebInfo":
+    if build_type == "RelWithDebInfo":
         log(f"  {project}: debug info of {len(linked_elfs(pathlib.Path(on['dir'])))} "
             "programs and libraries")
         r["dwarf"] = dwarf_check(tc, pathlib.Path(off["dir"]), pathlib.Path(on["dir"]))
@@ -1018,7 +1027,7 @@ def main(argv=None):
             pathlib.Path(args.json).write_text(json.dumps(meta, indent=1) + "\n")
 
     for p in projects:
-        log(f"== {p} ({args.build_type})")
+        log(f"== {p} ({PROJECTS[p].get('build_type', args.build_type)})")
         t0 = time.monotonic()
         try:
             r = sweep_project(p, tc, args, work)

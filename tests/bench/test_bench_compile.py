@@ -26,6 +26,22 @@ def test_edit_changes_one_constant_past_the_middle():
         compile_bench.edited(text, r"^\s+CHECK\((\d+)\);$", 1)
 
 
+def test_rocksdb_workload_reads_its_flags(tmp_path, monkeypatch):
+    """The real unity build's workload takes CMake's flags from bench/get-rocksdb.sh's files
+    (none when not fetched: the workload is then skipped, its TU missing), crc32c.cc's extra
+    ones for that source only, and has no edit (its TU only includes other files)."""
+    rd = tmp_path / "rocksdb-src"
+    rd.mkdir()
+    (rd / "flags.txt").write_text("-DOS_LINUX\n-I/x/include\n-O3\n")
+    (rd / "crc32c.txt").write_text("-msse4.2\n-mpclmul\n")
+    monkeypatch.setattr(compile_bench, "WORK", tmp_path)
+    w = compile_bench.workloads(tmp_path / "out")["rocksdb"]
+    assert w.cflags == ["-DOS_LINUX", "-I/x/include", "-O3"] and w.cxx
+    assert w.other_flags == {"tree/util/crc32c.cc": ["-msse4.2", "-mpclmul"]}
+    assert w.edit_re is None and w.tu == "rocksdb_unity.cc"
+    assert compile_bench.flag_file(tmp_path / "missing.txt") == []
+
+
 def test_graphs_put_the_link_after_the_compile_side():
     edge = lambda n, s, deps=(): {"name": n, "seconds": s, "deps": list(deps)}  # noqa: E731
     m = {"others": {"main.c": 1.0}, "plain_compile": {"cpu": 10.0},

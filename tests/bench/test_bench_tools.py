@@ -210,6 +210,37 @@ def test_wrap_sweep_split_args_reach_only_the_mtpc_build(tmp_path, monkeypatch):
     assert "-DMTPC_SPLIT_COST=0" in seen["on"] and "-DMTPC_SPLIT_COST=0" not in seen["off"]
 
 
+def test_wrap_sweep_rocksdb_is_a_unity_build_of_its_tests(tmp_path, monkeypatch):
+    """rocksdb (the real unity build): configured as Debug with -O2 whatever --build-type
+    says (its CMake builds tests only as Debug), with CMAKE_UNITY_BUILD and a batch size of
+    0 (the library in one TU), in both builds."""
+    import types
+
+    import wrap_sweep
+    seen = {}
+
+    def fake_run(cmd, timeout=None, out=None):
+        seen[cmd[cmd.index("-B") + 1].name] = [str(c) for c in cmd]
+        return 1, ""
+
+    monkeypatch.setattr(wrap_sweep, "run", fake_run)
+    tc = types.SimpleNamespace(cc="clang-19", cxx="clang++-19", build=tmp_path / "mtpc",
+                               tools={}, sha256={})
+    args = types.SimpleNamespace(partitions=0, build_type="RelWithDebInfo", jobs=2,
+                                 timeout=5, reuse_builds=False, split_args="",
+                                 split_compile=False)
+    for mode in ("OFF", "ON"):
+        wrap_sweep.configure_and_build("rocksdb", mode, tmp_path / "src",
+                                       tmp_path / mode.lower(), tc, args)
+        cmd = seen[mode.lower()]
+        assert "-DCMAKE_BUILD_TYPE=Debug" in cmd
+        assert not any(a == "-DCMAKE_BUILD_TYPE=RelWithDebInfo" for a in cmd)
+        for d in ("-DCMAKE_CXX_FLAGS_DEBUG=-O2", "-DCMAKE_UNITY_BUILD=ON",
+                  "-DCMAKE_UNITY_BUILD_BATCH_SIZE=0"):
+            assert d in cmd
+    assert (wrap_sweep.WRAP / "rocksdb" / "CMakeLists.txt").is_file()
+
+
 def test_wrap_sweep_log_counts_split_compiles(tmp_path):
     import wrap_sweep
     log = tmp_path / "build.log"
