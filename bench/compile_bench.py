@@ -555,7 +555,9 @@ def bench_workload(w, t, args, wd):
 
     def mcc(obj, jobs, cache):
         return [t.mtpc_compile, "--jobs", jobs, "--partitions", P, "--cost-threshold", 0,
-                "--cache", cache, "--quiet", "--", *cc(src, obj)]
+                "--cache", cache, "--quiet",
+                *(w for a in args.compile_split_arg for w in ("--split-arg", a)),
+                "--", *cc(src, obj)]
 
     def link(objs, out, jobs):
         return [drv, "-O2", "-flto=thin", "-fuse-ld=lld", f"-Wl,--thinlto-jobs={jobs}",
@@ -567,6 +569,7 @@ def bench_workload(w, t, args, wd):
                 "-flto=thin", "-fuse-ld=lld", *objs, *w.ldflags, "-o", out]
 
     m = {"workload": w.name, "tu": w.tu, "source": str(orig), "partitions": P,
+         "compile_split_args": args.compile_split_arg,
          "cpu_pinned": cpu, "cores": cores, "program": [w.program, *w.args]}
     # 1. pinned, one after the other
     log(f"{w.name}: pinned to cpu{cpu}: compiles")
@@ -759,6 +762,9 @@ def report_workload(m):
     ck, lb, lc = kinds(mc["edges"]), kinds(L["b"]["edges"]), kinds(L["iii"]["edges"])
     out = [f"## {m['workload']}: {m['tu']} ({mc['split_into']} partitions of at most "
            f"{m['partitions']}; program {' '.join(m['program'])})", ""]
+    if m.get("compile_split_args"):
+        out += [f"mtpc-compile with --split-arg {' --split-arg '.join(m['compile_split_args'])}",
+                ""]
     out.append(f"Pinned to cpu{m['cpu_pinned']}, one edge after another ({unit}):")
     out.append("")
     out.append("| step | (a) plain ThinLTO | (b) backend split | (c) compile + backend split |")
@@ -964,6 +970,9 @@ def main(argv=None):
                     help="interleaved pinned pairs (plain compile, mtpc-compile from "
                          "nothing) for the compile-side work ratio (default 3; 1 with "
                          "--quick; 0: the one run of section 1)")
+    ap.add_argument("--compile-split-arg", action="append", default=[], metavar="WORD",
+                    help="pass WORD to mtpc-compile's --split-arg (repeat for several): "
+                         "e.g. --no-join-inline, to measure what the join's inliner costs")
     ap.add_argument("--cpu", type=int, default=1,
                     help="the CPU of the pinned runs (default 1: the VM's faster one)")
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 2,

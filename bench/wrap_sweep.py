@@ -440,10 +440,30 @@ def tap_results(text):
     return res
 
 
+ADDRESS_RE = re.compile(r"0x[0-9a-fA-F]{8,}")
+
+
+def stable_keys(names):
+    """{test name: key}: the name with every address in it written 0x… (googletest names a
+    test with a pointer parameter by the pointer's value, e.g. RocksDB's
+    MockEnv/EnvBasicTestWithParam.Misc/0x5567d4fff4f0, which moves from build to build and
+    from run to run), numbered " #2", " #3"... in the order given when that makes two names
+    one; other names are their own key."""
+    keys, seen = {}, {}
+    for n in names:
+        k = ADDRESS_RE.sub("0x…", n)
+        if k != n:
+            seen[k] = seen.get(k, 0) + 1
+            if seen[k] > 1:
+                k += f" #{seen[k]}"
+        keys[n] = k
+    return keys
+
+
 def ctest(bdir, tdirs, jobs, timeout, tag, regex=None, env=None, outputs=None):
     """Run ctest in each test directory; {key: (status, test dir, test name)}, key the test's
-    name, prefixed with its directory ("dir: name") when that is not the build dir; each
-    test's output into `outputs` (by key) when given."""
+    stable_keys() name, prefixed with its directory ("dir: name") when that is not the build
+    dir; each test's output into `outputs` (by key) when given."""
     res = {}
     for i, d in enumerate(tdirs):
         junit = bdir / f"ctest-{tag}-{i}.xml"
@@ -456,10 +476,12 @@ def ctest(bdir, tdirs, jobs, timeout, tag, regex=None, env=None, outputs=None):
         run(cmd, timeout=timeout * 20 + 600, out=bdir / f"ctest-{tag}.log", env=env)
         prefix = "" if d == bdir else f"{d.relative_to(bdir)}: "
         outs = {}
-        for name, st in junit_results(junit, outs).items():
-            res[prefix + name] = (st, d, name)
+        results = junit_results(junit, outs)
+        keys = stable_keys(results)
+        for name, st in results.items():
+            res[prefix + keys[name]] = (st, d, name)
             if outputs is not None:
-                outputs[prefix + name] = outs.get(name, "")
+                outputs[prefix + keys[name]] = outs.get(name, "")
     return res
 
 
