@@ -10,7 +10,8 @@
 #
 # Result, in WORKDIR/rocksdb-src/ (what bench/compile_bench.py uses):
 #   rocksdb_unity.cc    CMake's unity source of the library (it #includes the sources of
-#                       WORKDIR/rocksdb-<version>/ by absolute path)
+#                       WORKDIR/rocksdb-<version>/ by absolute path, and those CMake
+#                       generated, build_version.cc, from generated/ here)
 #   flags.txt           its compile flags as CMake gives them for Release (one per line;
 #                       compiler, -c, -o, dependency and -flto options left out)
 #   crc32c.txt          the flags CMake adds for util/crc32c.cc, the one source it keeps
@@ -56,7 +57,7 @@ if ! cmake -G Ninja -S "$srcdir" -B "$out.tmp/cmake" -DCMAKE_BUILD_TYPE=Release 
   echo "get-rocksdb: cmake could not configure $srcdir (log above)" >&2
   exit 1
 fi
-python3 - "$out.tmp" <<'PY'
+python3 - "$out.tmp" "$out" <<'PY'
 import json, pathlib, shlex, shutil, sys
 out = pathlib.Path(sys.argv[1])
 cmds = json.loads((out / "cmake" / "compile_commands.json").read_text())
@@ -84,7 +85,18 @@ base = flags(unity[0])
 extra = [w for w in flags(crc[0]) if w not in base]
 (out / "flags.txt").write_text("".join(w + "\n" for w in base))
 (out / "crc32c.txt").write_text("".join(w + "\n" for w in extra))
-shutil.copy(unity[0]["file"], out / "rocksdb_unity.cc")
+# sources CMake generated (build_version.cc) live in the build folder, which goes: they
+# are kept in generated/ and the unity source names them there (its final place)
+build, final = str(out / "cmake"), sys.argv[2]
+lines = []
+for line in pathlib.Path(unity[0]["file"]).read_text().splitlines(keepends=True):
+    if line.startswith("#include \"" + build + "/"):
+        gen = pathlib.Path(line.split("\"")[1])
+        (out / "generated").mkdir(exist_ok=True)
+        shutil.copy(gen, out / "generated" / gen.name)
+        line = f'#include "{final}/generated/{gen.name}"\n'
+    lines.append(line)
+(out / "rocksdb_unity.cc").write_text("".join(lines))
 PY
 ln -s "$srcdir" "$out.tmp/tree"
 cp "$top/bench/rocksdb/kvbench.cc" "$out.tmp/"
