@@ -516,6 +516,8 @@ void analyze_module(LLVMModuleRef m, const struct analyze_opts *opt, struct modu
 	/* Names, roles, liveness, units. */
 	stabilize_thinlto_names(mi, m, opt->module_suffixes);
 	stabilize_private_names(mi, m);
+	if (opt->stable_local_names)
+		stabilize_local_names(mi, m);
 	flag_alias_names(mi);
 	decide_roles(mi, ncomdats, opt);
 	mark_dead(mi, ncomdats);
@@ -565,7 +567,7 @@ char *sym_display_name(const struct module_info *mi, int i)
 	 * partitions hold, and what the next build's seed looks up (clang's
 	 * numbers change with an edit; ThinLTO's .llvm.<hash> is mapped back
 	 * by the seed reader). */
-	if (s->orig_name && s->linkage != LLVMPrivateLinkage)
+	if (s->orig_name && s->linkage != LLVMPrivateLinkage && !(s->flags & SF_STABLE_LOCAL))
 		return xstrdup(s->orig_name);
 	if (s->name[0])
 		return xstrdup(s->name);

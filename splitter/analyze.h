@@ -67,6 +67,9 @@ enum {
 	SF_ALWAYS_INLINE = 1 << 15, /* alwaysinline (and not SF_NOINLINE): copied
 	                             into every partition that calls it when
 	                             partition_opts.always_inline_copies */
+	SF_STABLE_LOCAL = 1 << 16, /* a numbered internal function renamed
+	                             edit-stably (stabilize_local_names): name is
+	                             the partitions', orig_name the object's */
 };
 
 struct sym {
@@ -153,6 +156,9 @@ struct analyze_opts {
 	const char *module_suffixes; /* "<suffix> <module path>" lines of the ThinLTO
 	                                index (mtpc_index_suffixes), or NULL: names
 	                                other modules' promoted locals stably */
+	int stable_local_names; /* numbered internal functions get edit-stable names
+	                           (stabilize_local_names): a compile's split only,
+	                           whose join gives the names back */
 };
 
 /* The global value under constant casts (aliasees, llvm.used and ctor

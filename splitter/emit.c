@@ -297,7 +297,8 @@ static void place_symbol(LLVMModuleRef m, const struct module_info *mi, const st
 
 /* After every symbol is placed: load the rest (what the lazy module did
  * not read yet), keep the asm that is not p's, drop what nothing uses any
- * more (GlobalDCE) and put the declarations in a canonical order. Returns
+ * more (GlobalDCE) and put the declarations and private variables in a
+ * canonical order (mtpc_sort_globals). Returns
  * NULL or an error (heap). */
 static char *clean_module(LLVMModuleRef m, const struct split_plan *plan, int p)
 {
@@ -318,7 +319,8 @@ static char *clean_module(LLVMModuleRef m, const struct split_plan *plan, int p)
 		LLVMDisposeErrorMessage(msg);
 		return r;
 	}
-	mtpc_sort_declarations(m);
+	mtpc_sort_globals(m);
+	mtpc_number_struct_types(m);
 	return NULL;
 }
 

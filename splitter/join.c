@@ -121,7 +121,9 @@ static void restore(LLVMValueRef v, const struct orig_sym *o)
  * unnamed global is unnamed and local again: left hidden and global, two
  * objects with the same literal would both define its name (pugixml's and
  * double-conversion's tests through the compile split: "duplicate symbol:
- * .str.k<hash>"). */
+ * .str.k<hash>"). A numbered local function gets its original name back
+ * (its "original"; those never promoted are in "renamed"): that one is in
+ * the object's symbol table, in backtraces and debuggers. */
 static int unpromote(LLVMModuleRef m, const char *plan_path, const struct orig_table *orig, char **error)
 {
 	json_error_t jerr;
@@ -146,17 +148,34 @@ static int unpromote(LLVMModuleRef m, const char *plan_path, const struct orig_t
 			continue;
 		}
 		const struct orig_sym *o = orig_find(orig, original ? original : from);
-		if (strcmp(from, to)) {
-			if (*from && named(m, from)) {
+		const char *name = original && o && o->linkage != LLVMPrivateLinkage ? original : from;
+		if (strcmp(name, to)) {
+			if (*name && named(m, name)) {
 				*error = xasprintf("%s: %s and its promotion %s are both in the joined module", plan_path,
-						   from, to);
+						   name, to);
 				json_decref(plan);
 				return -1;
 			}
-			LLVMSetValueName2(v, from, strlen(from));
+			LLVMSetValueName2(v, name, strlen(name));
 		}
 		if (o)
 			restore(v, o);
+	}
+	json_t *renamed = json_object_get(plan, "renamed");
+	for (size_t i = 0; i < json_array_size(renamed); i++) {
+		json_t *r = json_array_get(renamed, i);
+		const char *to = json_string_value(json_object_get(r, "to"));
+		const char *original = json_string_value(json_object_get(r, "original"));
+		LLVMValueRef v = to && original ? named(m, to) : NULL;
+		if (!v)
+			continue; /* inlined everywhere and dropped */
+		if (named(m, original)) {
+			*error = xasprintf("%s: %s and its edit-stable name %s are both in the joined module", plan_path,
+					   original, to);
+			json_decref(plan);
+			return -1;
+		}
+		LLVMSetValueName2(v, original, strlen(original));
 	}
 	json_decref(plan);
 	return 0;

@@ -27,6 +27,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/ModuleSummaryIndex.h>
+#include <llvm/IR/TypeFinder.h>
 #include <llvm/LTO/Config.h>
 #include <llvm/LTO/LTO.h>
 #include <llvm/LTO/LTOBackend.h>
@@ -114,7 +115,7 @@ template <class G> static std::vector<G *> sorted_declarations(std::vector<G *> 
 	return v;
 }
 
-extern "C" void mtpc_sort_declarations(LLVMModuleRef module)
+extern "C" void mtpc_sort_globals(LLVMModuleRef module)
 {
 	Module &M = *unwrap(module);
 	std::vector<Function *> fs;
@@ -133,6 +134,35 @@ extern "C" void mtpc_sort_declarations(LLVMModuleRef module)
 		M.removeGlobalVariable(G);
 		M.insertGlobalVariable(G);
 	}
+	vs.clear();
+	for (GlobalVariable &G : M.globals())
+		if (!G.isDeclaration() && G.hasPrivateLinkage())
+			vs.push_back(&G);
+	for (GlobalVariable *G : sorted_declarations(vs)) {
+		M.removeGlobalVariable(G);
+		M.insertGlobalVariable(G);
+	}
+}
+
+extern "C" void mtpc_number_struct_types(LLVMModuleRef module)
+{
+	Module &M = *unwrap(module);
+	TypeFinder types;
+	types.run(M, true);
+	// Apart first, so that no final name meets a name the module still uses.
+	std::vector<std::string> base;
+	for (size_t i = 0; i < types.size(); i++) {
+		StringRef name = types[i]->getName();
+		size_t end = name.size();
+		while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9')
+			end--;
+		if (end < name.size() && end > 1 && name[end - 1] == '.')
+			name = name.take_front(end - 1);
+		base.push_back(name.str());
+		types[i]->setName("mtpc.struct.tmp." + std::to_string(i));
+	}
+	for (size_t i = 0; i < types.size(); i++)
+		types[i]->setName(base[i] + ".mtpc" + std::to_string(i));
 }
 
 extern "C" uint64_t mtpc_global_guid(LLVMValueRef global)

@@ -39,12 +39,27 @@ LLVMModuleRef mtpc_clone_module(LLVMModuleRef module, int (*define)(LLVMValueRef
  * ifuncs but not aliases. The alias must have no uses left. */
 void mtpc_erase_alias(LLVMValueRef alias);
 
-/* Move the module's function and variable declarations to the end of their
- * lists, sorted by name. The C API cannot reorder globals. Why: declarations
- * come in the order clang first used them, module-wide, so an edit anywhere
- * can reorder them, and a partition's bitcode follows that order (value
- * numbers): a canonical order keeps unchanged partitions byte-identical. */
-void mtpc_sort_declarations(LLVMModuleRef module);
+/* Move the module's function and variable declarations, then its private
+ * variables, to the end of their lists, each kind sorted by name. The C API
+ * cannot reorder globals. Why: declarations come in the order clang first
+ * used them, module-wide, and so do private constants (string literals,
+ * under their edit-stable names, stable_names.h), so an edit anywhere can
+ * reorder them (googletest's unit test: a literal changed in one test moved
+ * two literals in six partitions), and a partition's bitcode follows that
+ * order (value numbers): a canonical order keeps unchanged partitions
+ * byte-identical. */
+void mtpc_sort_globals(LLVMModuleRef module);
+
+/* StructType::setName: the C API can read a struct type's name but not set
+ * it. Names the module's identified struct types `<name without clang's
+ * .<n>>.mtpc<k>`, k their order of first use in the module. Why: clang tells
+ * apart struct types of one name (a class template's instances) by a
+ * context-wide counter, `class.std::unique_ptr.521`, so a type added by an
+ * edit anywhere renumbers the later ones, and every partition naming one
+ * changed (googletest's unit test: a test added, 16 of 16 partitions). The
+ * new names depend on the partition's own content only; no object holds
+ * them. */
+void mtpc_number_struct_types(LLVMModuleRef module);
 
 /* GlobalValue::getGUID: the C API has no MD5 and no GUID, which value-profile
  * (!prof "VP") metadata uses to name indirect-call targets. */

@@ -46,7 +46,7 @@
  * follow code until none moves, the same in a seeded plan, assign.c; 24: a
  * link's partitions get a copy of every alwaysinline function they call,
  * partition.c). */
-#define ALGORITHM 24
+#define ALGORITHM 25
 
 /* Key. */
 
@@ -308,7 +308,7 @@ static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed 
 	if (o->index && !(suffixes = mtpc_index_suffixes(o->index, &err)))
 		mtpc_fatal("%s", err);
 	struct analyze_opts aopt = {o->dup_limit, o->join_limit, o->local_dup_limit, o->join_growth,
-				    o->const_dup_limit, o->scc_cut, o->partitions, suffixes};
+				    o->const_dup_limit, o->scc_cut, o->partitions, suffixes, o->pre_link};
 	analyze_module(m, &aopt, mi);
 	free(suffixes);
 	struct partition_opts popt = {

@@ -61,11 +61,12 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 			json_object_set_new(o, "from", json_string(nm));
 			json_object_set_new(o, "to", json_string(P->new_name[i]));
 			/* The original's own name where "from" is not it: a private
-			 * constant's edit-stable one (stable_names.h), or none (an
-			 * unnamed global): a compile's join gives the symbol back the
-			 * original's linkage by it (join.c). */
+			 * constant's or a numbered local function's edit-stable one
+			 * (stable_names.h), or none (an unnamed global): a compile's
+			 * join gives the symbol back the original's linkage by it,
+			 * and a function its name (join.c). */
 			const struct sym *s = &mi->syms[i];
-			if (s->orig_name && s->linkage == LLVMPrivateLinkage)
+			if (s->orig_name && (s->linkage == LLVMPrivateLinkage || (s->flags & SF_STABLE_LOCAL)))
 				json_object_set_new(o, "original", json_string(s->orig_name));
 			else if (!s->name[0])
 				json_object_set_new(o, "original", json_string(""));
@@ -77,6 +78,19 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 		json_array_append_new(loc, json_string(P->local_extra[k]));
 	json_object_set_new(root, "promoted", prom);
 	json_object_set_new(root, "localize", loc);
+	/* Numbered local functions under edit-stable names that stay local (the
+	 * promoted ones are above): a compile's join renames them back. */
+	json_t *ren = json_array();
+	for (int i = 0; i < mi->nsyms; i++) {
+		const struct sym *s = &mi->syms[i];
+		if ((s->flags & SF_STABLE_LOCAL) && !P->new_name[i]) {
+			json_t *o = json_object();
+			json_object_set_new(o, "to", json_string(s->name));
+			json_object_set_new(o, "original", json_string(s->orig_name));
+			json_array_append_new(ren, o);
+		}
+	}
+	json_object_set_new(root, "renamed", ren);
 	/* Cross-partition references: [from, to, count]. */
 	long *cnt = xcalloc((size_t)P->n * P->n, sizeof *cnt);
 	for (int i = 0; i < mi->nsyms; i++) {
@@ -155,8 +169,10 @@ char *plan_rename_list(const struct module_info *mi, const struct split_plan *P,
 		char *out = pass ? xmalloc(len + 1) : NULL, *q = out;
 		for (int i = 0; i < mi->nsyms; i++) {
 			const struct sym *s = &mi->syms[i];
-			const char *from = P->new_name[i], *to = s->name;
-			if (s->orig_name && !verbatim && s->linkage != LLVMPrivateLinkage) {
+			const char *from = P->new_name[i];
+			const char *to = s->flags & SF_STABLE_LOCAL ? s->orig_name : s->name;
+			if (s->orig_name && !verbatim && s->linkage != LLVMPrivateLinkage &&
+			    !(s->flags & SF_STABLE_LOCAL)) {
 				from = s->name;
 				to = s->orig_name;
 			} else if (!from || !s->name[0] || s->linkage != LLVMInternalLinkage || !strcmp(from, to)) {

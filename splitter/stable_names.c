@@ -2,6 +2,7 @@
 #include "stable_names.h"
 #include "buf.h"
 #include "hash.h"
+#include "ptrmap.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -148,34 +149,112 @@ static int cmp_named(const void *a, const void *b)
 	return c ? c : (x->sym > y->sym) - (x->sym < y->sym);
 }
 
+/* A renamed symbol's two names, sorted by the original. */
+struct renamed {
+	const char *orig, *name;
+};
+
+static int cmp_renamed(const void *a, const void *b)
+{
+	return strcmp(((const struct renamed *)a)->orig, ((const struct renamed *)b)->orig);
+}
+
+/* The symbols renamed so far (orig_name set), sorted: heap array, *n set. */
+static struct renamed *renamed_table(const struct module_info *mi, int *n)
+{
+	struct renamed *t = xmalloc((mi->nsyms + 1) * sizeof *t);
+	*n = 0;
+	for (int i = 0; i < mi->nsyms; i++)
+		if (mi->syms[i].orig_name)
+			t[(*n)++] = (struct renamed){mi->syms[i].orig_name, mi->syms[i].name};
+	if (*n)
+		qsort(t, *n, sizeof *t, cmp_renamed);
+	return t;
+}
+
+/* The name a global goes by in the partitions (the analysis module keeps
+ * the original names): its stable one if table has it. */
+static const char *current_name(LLVMValueRef g, const struct renamed *table, int n)
+{
+	size_t len;
+	const char *nm = LLVMGetValueName2(g, &len);
+	struct renamed key = {len ? nm : "", NULL};
+	const struct renamed *r = n ? bsearch(&key, table, n, sizeof *table, cmp_renamed) : NULL;
+	return r ? r->name : len ? nm : "?";
+}
+
+/* Constant c's text into b, the globals it names by current_name(); sets
+ * *waits when one of them is in pending (a private constant whose stable
+ * name is not known yet). A constant without operands is printed whole
+ * (LLVMPrintValueToString on a constant prints only the constant); an
+ * aggregate or expression piecewise, since printing it would name the
+ * globals inside by their original names, which an edit renumbers. */
+static void constant_text(struct buf *b, LLVMValueRef c, const struct renamed *table, int n,
+			  const ptrmap *pending, int *waits)
+{
+	if (LLVMIsAGlobalValue(c)) {
+		if (ptrmap_get(pending, c, 0))
+			*waits = 1;
+		buf_printf(b, "@%s", current_name(c, table, n));
+		return;
+	}
+	int nops = LLVMGetNumOperands(c);
+	if (nops <= 0 || LLVMIsAConstantDataSequential(c)) {
+		char *t = LLVMPrintValueToString(c);
+		buf_printf(b, "%s", t);
+		LLVMDisposeMessage(t);
+		return;
+	}
+	char *type = LLVMPrintTypeToString(LLVMTypeOf(c));
+	buf_printf(b, "%s %d", type, (int)LLVMGetValueKind(c));
+	LLVMDisposeMessage(type);
+	if (LLVMIsAConstantExpr(c)) {
+		buf_printf(b, " op%d", (int)LLVMGetConstOpcode(c));
+		if (LLVMGetConstOpcode(c) == LLVMGetElementPtr) {
+			char *st = LLVMPrintTypeToString(LLVMGetGEPSourceElementType(c));
+			buf_printf(b, " %s", st);
+			LLVMDisposeMessage(st);
+		}
+	}
+	buf_add(b, "(");
+	for (int k = 0; k < nops; k++) {
+		buf_add(b, k ? ", " : "");
+		constant_text(b, LLVMGetOperand(c, k), table, n, pending, waits);
+	}
+	buf_add(b, ")");
+}
+
 /* The text of a private variable's definition, for its hash: what makes two
- * definitions interchangeable (kind, alignment, section, value), without its
- * metadata attachments, which are numbered module-wide. Printed piecewise:
- * LLVMPrintValueToString on a global numbers all of the module's metadata
- * first (with -g, most of the split's analysis time), on a constant only
- * the constant. */
-static char *private_definition(LLVMValueRef g)
+ * definitions interchangeable (kind, alignment, section, value, the globals
+ * it names by their stable names), without its metadata attachments, which
+ * are numbered module-wide. Printed piecewise: LLVMPrintValueToString on a
+ * global numbers all of the module's metadata first (with -g, most of the
+ * split's analysis time), on a constant only the constant. NULL when it
+ * names a pending private constant (*pending: see constant_text). */
+static char *private_definition(LLVMValueRef g, const struct renamed *table, int n, const ptrmap *pending)
 {
 	const char *sec = LLVMGetSection(g);
 	LLVMValueRef init = LLVMGetInitializer(g);
+	struct buf b = {0};
+	int waits = 0;
 	char *type = LLVMPrintTypeToString(LLVMGlobalGetValueType(g));
-	size_t nl;
-	const char *iname = init && LLVMIsAGlobalValue(init) ? LLVMGetValueName2(init, &nl) : NULL;
-	char *itext = init && !iname ? LLVMPrintValueToString(init) : NULL;
-	char *def = xasprintf("%s %s %d %d %d %u [%s] %s%s", LLVMIsGlobalConstant(g) ? "constant" : "global",
-			      type, (int)LLVMGetUnnamedAddress(g), (int)LLVMGetThreadLocalMode(g),
-			      LLVMIsExternallyInitialized(g), LLVMGetAlignment(g), sec ? sec : "",
-			      iname ? "@" : "", iname ? iname : itext ? itext : "");
+	buf_printf(&b, "%s %s %d %d %d %u [%s] ", LLVMIsGlobalConstant(g) ? "constant" : "global", type,
+		   (int)LLVMGetUnnamedAddress(g), (int)LLVMGetThreadLocalMode(g), LLVMIsExternallyInitialized(g),
+		   LLVMGetAlignment(g), sec ? sec : "");
 	LLVMDisposeMessage(type);
-	if (itext)
-		LLVMDisposeMessage(itext);
-	return def;
+	if (init)
+		constant_text(&b, init, table, n, pending, &waits);
+	if (waits && pending) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s ? b.s : xstrdup("");
 }
 
-/* `<name without its trailing .<number>>.k<hash of def>`: heap string. */
-static char *private_stable_name(const char *name, LLVMValueRef def_of)
+/* `<name without its trailing .<number>>.k<hash of def>`: heap string;
+ * def is freed. */
+static char *stable_name(const char *name, char *def)
 {
-	char *def = private_definition(def_of);
 	char hex[MTPC_HASH_HEX_LEN + 1];
 	mtpc_hash_hex(def, strlen(def), hex);
 	hex[8] = 0;
@@ -190,27 +269,142 @@ static char *private_stable_name(const char *name, LLVMValueRef def_of)
 	return xasprintf("%.*s.k%s", (int)len, name, hex);
 }
 
-void stabilize_private_names(struct module_info *mi, LLVMModuleRef m)
+/* Rename the candidates (stable names before ranking, heap; freed):
+ * sorted, identical ones sit together in module order, the first keeps the
+ * name, the next get .1, .2, ... flag marks the renamed symbols. */
+static void rename_ranked(struct module_info *mi, LLVMModuleRef m, struct named *cand, int n, unsigned flag)
 {
-	struct named *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
-	int n = 0;
-	for (int i = 0; i < mi->nsyms; i++) {
-		struct sym *s = &mi->syms[i];
-		if (s->kind != SYM_VAR || s->linkage != LLVMPrivateLinkage || !s->name[0] || s->orig_name ||
-		    (s->flags & SF_ASM_NAME) || LLVMIsDeclaration(s->v))
-			continue;
-		cand[n++] = (struct named){private_stable_name(s->name, s->v), i};
-	}
-	/* Sorted, identical definitions sit together in module order: the
-	 * first keeps the name, the next get .1, .2, ... */
 	if (n)
 		qsort(cand, n, sizeof *cand, cmp_named);
 	for (int k = 0, rank = 0; k < n; k++) {
 		rank = k > 0 && !strcmp(cand[k].name, cand[k - 1].name) ? rank + 1 : 0;
 		char *nm = rank ? xasprintf("%s.%d", cand[k].name, rank) : xstrdup(cand[k].name);
-		rename_symbol(mi, m, &mi->syms[cand[k].sym], nm);
+		struct sym *s = &mi->syms[cand[k].sym];
+		rename_symbol(mi, m, s, nm);
+		if (s->orig_name)
+			s->flags |= flag;
 	}
 	for (int k = 0; k < n; k++)
 		free(cand[k].name);
+}
+
+/* Rounds of stable naming: a constant naming other private
+ * constants (an array of string literals) is named after them, by their
+ * stable names; a deeper nest than this, or a cycle, by what names are
+ * known then (stable still, unless an edit renumbers what it names). */
+#define NAMING_ROUNDS 4
+
+void stabilize_private_names(struct module_info *mi, LLVMModuleRef m)
+{
+	ptrmap pending;
+	ptrmap_init(&pending);
+	for (int i = 0; i < mi->nsyms; i++) {
+		struct sym *s = &mi->syms[i];
+		if (s->kind == SYM_VAR && s->linkage == LLVMPrivateLinkage && s->name[0] && !s->orig_name &&
+		    !(s->flags & SF_ASM_NAME) && !LLVMIsDeclaration(s->v))
+			ptrmap_put(&pending, s->v, i + 1);
+	}
+	struct named *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
+	for (int round = 0; round <= NAMING_ROUNDS; round++) {
+		int nt, n = 0, last = round == NAMING_ROUNDS;
+		struct renamed *table = renamed_table(mi, &nt);
+		for (int i = 0; i < mi->nsyms; i++) {
+			struct sym *s = &mi->syms[i];
+			if (!ptrmap_get(&pending, s->v, 0))
+				continue;
+			char *def = private_definition(s->v, table, nt, last ? NULL : &pending);
+			if (def)
+				cand[n++] = (struct named){stable_name(s->name, def), i};
+		}
+		for (int k = 0; k < n; k++)
+			ptrmap_put(&pending, mi->syms[cand[k].sym].v, 0);
+		free(table);
+		rename_ranked(mi, m, cand, n, 0);
+		if (!n)
+			break;
+	}
 	free(cand);
+	ptrmap_free(&pending);
+}
+
+/* The shape of function f's body, for its hash: per instruction its opcode
+ * and operand count, and of each operand the global it names (a renamed
+ * one, e.g. a private constant, by its stable name: table), an integer
+ * constant's value, or only what kind of value it is. Printing the body
+ * would number the module's metadata; this reads no metadata at all. NULL
+ * when it names a function of pending (one whose stable name is not known
+ * yet: an initializer names the destructor it registers). */
+static char *body_shape(LLVMValueRef f, const struct renamed *table, int ntable, const ptrmap *pending)
+{
+	struct buf b = {0};
+	char *type = LLVMPrintTypeToString(LLVMGlobalGetValueType(f));
+	buf_printf(&b, "%s", type);
+	LLVMDisposeMessage(type);
+	for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb)) {
+		buf_add(&b, "|");
+		for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
+			int nops = LLVMGetNumOperands(i);
+			buf_printf(&b, ";%d/%d", (int)LLVMGetInstructionOpcode(i), nops);
+			for (int k = 0; k < nops; k++) {
+				LLVMValueRef op = LLVMGetOperand(i, k);
+				if (op && LLVMIsAGlobalValue(op)) {
+					if (pending && ptrmap_get(pending, op, 0)) {
+						free(b.s);
+						return NULL;
+					}
+					buf_printf(&b, " @%s", current_name(op, table, ntable));
+				} else if (op && LLVMIsAConstantInt(op) &&
+					   LLVMGetIntTypeWidth(LLVMTypeOf(op)) <= 64) {
+					buf_printf(&b, " #%llx", LLVMConstIntGetZExtValue(op));
+				} else {
+					buf_printf(&b, " %d", op ? (int)LLVMGetValueKind(op) : -1);
+				}
+			}
+		}
+	}
+	return b.s ? b.s : xstrdup("");
+}
+
+/* name ends in `.<digits>` after something. */
+static int numbered(const char *name)
+{
+	size_t len = strlen(name), d = len;
+	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+		d--;
+	return d < len && d >= 2 && name[d - 1] == '.';
+}
+
+void stabilize_local_names(struct module_info *mi, LLVMModuleRef m)
+{
+	ptrmap pending;
+	ptrmap_init(&pending);
+	for (int i = 0; i < mi->nsyms; i++) {
+		struct sym *s = &mi->syms[i];
+		if (s->kind == SYM_FUNC && s->linkage == LLVMInternalLinkage && !s->orig_name &&
+		    !(s->flags & SF_ASM_NAME) && !LLVMIsDeclaration(s->v) && numbered(s->name))
+			ptrmap_put(&pending, s->v, i + 1);
+	}
+	/* In rounds, as private constants: a function naming others that get
+	 * stable names is hashed with theirs. */
+	struct named *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
+	for (int round = 0; round <= NAMING_ROUNDS; round++) {
+		int nt, n = 0, last = round == NAMING_ROUNDS;
+		struct renamed *table = renamed_table(mi, &nt);
+		for (int i = 0; i < mi->nsyms; i++) {
+			struct sym *s = &mi->syms[i];
+			if (!ptrmap_get(&pending, s->v, 0))
+				continue;
+			char *shape = body_shape(s->v, table, nt, last ? NULL : &pending);
+			if (shape)
+				cand[n++] = (struct named){stable_name(s->name, shape), i};
+		}
+		for (int k = 0; k < n; k++)
+			ptrmap_put(&pending, mi->syms[cand[k].sym].v, 0);
+		free(table);
+		rename_ranked(mi, m, cand, n, SF_STABLE_LOCAL);
+		if (!n)
+			break;
+	}
+	free(cand);
+	ptrmap_free(&pending);
 }

@@ -39,6 +39,20 @@ void stabilize_thinlto_names(struct module_info *mi, LLVMModuleRef m, const char
  * (symbols it renamed are left alone). Counts in mi->nstable. */
 void stabilize_private_names(struct module_info *mi, LLVMModuleRef m);
 
+/* Internal functions whose names end in a number (clang's
+ * `__cxx_global_var_init.<n>`, `__cxx_global_array_dtor.<n>`, ...) are
+ * numbered in emission order too: an edit of one test body of a C++ file
+ * renumbers the static initializers after it, and every partition holding
+ * one was compiled again (googletest's unit test: 16 of 16). Partitions
+ * name them `<name without the number>.k<hash of the body's shape>` (the
+ * opcodes, the globals each instruction names, its integer constants),
+ * ranked like private constants; flagged SF_STABLE_LOCAL. Unlike a
+ * private name, theirs reaches the object's symbol table, so only a
+ * compile's split uses them (analyze_opts.stable_local_names): its join
+ * gives every one its original name back (plan.json's "original" and
+ * "renamed", join.c). Call after stabilize_private_names. */
+void stabilize_local_names(struct module_info *mi, LLVMModuleRef m);
+
 /* The digits of a ThinLTO promotion suffix `name.llvm.<digits>` (the last
  * `.llvm.` of name), or NULL. */
 const char *llvm_suffix(const char *name);
