@@ -25,9 +25,10 @@
 # tools or tests (the library only); and PORTABLE=ON with FORCE_SSE42=ON (SSE 4.2 CRCs
 # as on any x86-64 of the last decade, no -march=native: this machine's
 # AVX-512 instructions stop valgrind 3.19, which counts the program's instructions).
-# Steps, each skipped when done: the deb-src entry and apt-get source rocksdb (bench/debsrc.sh); cmake -G Ninja (configure only: it writes the
-# unity source and compile_commands.json) with ${CXX:-clang++-19}; the files above, moved
-# into place last, so a complete folder means success. Needs cmake, ninja, python3.
+# Steps, each skipped when done: the deb-src entry and apt-get source rocksdb
+# (bench/debsrc.sh); cmake -G Ninja (configure only: it writes the unity source and
+# compile_commands.json) with ${CXX:-clang++-19}; the files above, moved into place last,
+# so a complete folder means success. Needs cmake, ninja, python3.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$top/bench/work}
