@@ -288,11 +288,45 @@ static void rename_ranked(struct module_info *mi, LLVMModuleRef m, struct named 
 		free(cand[k].name);
 }
 
-/* Rounds of stable naming: a constant naming other private
- * constants (an array of string literals) is named after them, by their
- * stable names; a deeper nest than this, or a cycle, by what names are
- * known then (stable still, unless an edit renumbers what it names). */
+/* Rounds of stable naming: a definition naming others that get stable
+ * names (an array of string literals, an initializer and the destructor it
+ * registers) is named after theirs; a deeper nest than this, or a cycle, by
+ * what names are known then (stable still, unless an edit renumbers what it
+ * names). */
 #define NAMING_ROUNDS 4
+
+/* The text a candidate's stable name hashes (private_definition,
+ * body_shape): heap, or NULL when it names a candidate still pending. */
+typedef char *(*describe_fn)(LLVMValueRef g, const struct renamed *table, int n, const ptrmap *pending);
+
+/* Give the candidates (pending: value -> symbol index + 1) stable names in
+ * rounds, each described with the names known after the rounds before;
+ * flag marks the renamed symbols. Frees pending. */
+static void name_in_rounds(struct module_info *mi, LLVMModuleRef m, ptrmap *pending, describe_fn describe,
+			   unsigned flag)
+{
+	struct named *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
+	for (int round = 0; round <= NAMING_ROUNDS; round++) {
+		int nt, n = 0, last = round == NAMING_ROUNDS;
+		struct renamed *table = renamed_table(mi, &nt);
+		for (int i = 0; i < mi->nsyms; i++) {
+			struct sym *s = &mi->syms[i];
+			if (!ptrmap_get(pending, s->v, 0))
+				continue;
+			char *text = describe(s->v, table, nt, last ? NULL : pending);
+			if (text)
+				cand[n++] = (struct named){stable_name(s->name, text), i};
+		}
+		for (int k = 0; k < n; k++)
+			ptrmap_put(pending, mi->syms[cand[k].sym].v, 0);
+		free(table);
+		rename_ranked(mi, m, cand, n, flag);
+		if (!n)
+			break;
+	}
+	free(cand);
+	ptrmap_free(pending);
+}
 
 void stabilize_private_names(struct module_info *mi, LLVMModuleRef m)
 {
@@ -304,27 +338,7 @@ void stabilize_private_names(struct module_info *mi, LLVMModuleRef m)
 		    !(s->flags & SF_ASM_NAME) && !LLVMIsDeclaration(s->v))
 			ptrmap_put(&pending, s->v, i + 1);
 	}
-	struct named *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
-	for (int round = 0; round <= NAMING_ROUNDS; round++) {
-		int nt, n = 0, last = round == NAMING_ROUNDS;
-		struct renamed *table = renamed_table(mi, &nt);
-		for (int i = 0; i < mi->nsyms; i++) {
-			struct sym *s = &mi->syms[i];
-			if (!ptrmap_get(&pending, s->v, 0))
-				continue;
-			char *def = private_definition(s->v, table, nt, last ? NULL : &pending);
-			if (def)
-				cand[n++] = (struct named){stable_name(s->name, def), i};
-		}
-		for (int k = 0; k < n; k++)
-			ptrmap_put(&pending, mi->syms[cand[k].sym].v, 0);
-		free(table);
-		rename_ranked(mi, m, cand, n, 0);
-		if (!n)
-			break;
-	}
-	free(cand);
-	ptrmap_free(&pending);
+	name_in_rounds(mi, m, &pending, private_definition, 0);
 }
 
 /* The shape of function f's body, for its hash: per instruction its opcode
@@ -384,27 +398,5 @@ void stabilize_local_names(struct module_info *mi, LLVMModuleRef m)
 		    !(s->flags & SF_ASM_NAME) && !LLVMIsDeclaration(s->v) && numbered(s->name))
 			ptrmap_put(&pending, s->v, i + 1);
 	}
-	/* In rounds, as private constants: a function naming others that get
-	 * stable names is hashed with theirs. */
-	struct named *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
-	for (int round = 0; round <= NAMING_ROUNDS; round++) {
-		int nt, n = 0, last = round == NAMING_ROUNDS;
-		struct renamed *table = renamed_table(mi, &nt);
-		for (int i = 0; i < mi->nsyms; i++) {
-			struct sym *s = &mi->syms[i];
-			if (!ptrmap_get(&pending, s->v, 0))
-				continue;
-			char *shape = body_shape(s->v, table, nt, last ? NULL : &pending);
-			if (shape)
-				cand[n++] = (struct named){stable_name(s->name, shape), i};
-		}
-		for (int k = 0; k < n; k++)
-			ptrmap_put(&pending, mi->syms[cand[k].sym].v, 0);
-		free(table);
-		rename_ranked(mi, m, cand, n, SF_STABLE_LOCAL);
-		if (!n)
-			break;
-	}
-	free(cand);
-	ptrmap_free(&pending);
+	name_in_rounds(mi, m, &pending, body_shape, SF_STABLE_LOCAL);
 }
