@@ -193,7 +193,7 @@ static void constant_text(struct buf *b, LLVMValueRef c, const struct renamed *t
 			  const ptrmap *pending, int *waits)
 {
 	if (LLVMIsAGlobalValue(c)) {
-		if (ptrmap_get(pending, c, 0))
+		if (pending && ptrmap_get(pending, c, 0))
 			*waits = 1;
 		buf_printf(b, "@%s", current_name(c, table, n));
 		return;
@@ -307,7 +307,7 @@ static void name_in_rounds(struct module_info *mi, LLVMModuleRef m, ptrmap *pend
 {
 	struct named *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
 	for (int round = 0; round <= NAMING_ROUNDS; round++) {
-		int nt, n = 0, last = round == NAMING_ROUNDS;
+		int nt, n = 0, waiting = 0, last = round == NAMING_ROUNDS;
 		struct renamed *table = renamed_table(mi, &nt);
 		for (int i = 0; i < mi->nsyms; i++) {
 			struct sym *s = &mi->syms[i];
@@ -316,13 +316,17 @@ static void name_in_rounds(struct module_info *mi, LLVMModuleRef m, ptrmap *pend
 			char *text = describe(s->v, table, nt, last ? NULL : pending);
 			if (text)
 				cand[n++] = (struct named){stable_name(s->name, text), i};
+			else
+				waiting++;
 		}
 		for (int k = 0; k < n; k++)
 			ptrmap_put(pending, mi->syms[cand[k].sym].v, 0);
 		free(table);
 		rename_ranked(mi, m, cand, n, flag);
-		if (!n)
+		if (!waiting)
 			break;
+		if (!n) /* a cycle: no round will resolve it, name it now */
+			round = NAMING_ROUNDS - 1;
 	}
 	free(cand);
 	ptrmap_free(pending);
