@@ -86,6 +86,13 @@ static void usage(FILE *f)
 	      "      --pre-link            the input is a compile's module, split before the\n"
 	      "                            thin link (mtpc-compile passes it): modules with\n"
 	      "                            ifuncs are refused (exit 1), see docs/splitter.md\n"
+	      "      --native              the input is a plain (not LTO) compile's frontend\n"
+	      "                            module whose partitions are compiled to native\n"
+	      "                            objects and merged with ld.lld -r (mtpc-compile\n"
+	      "                            passes it): --pre-link's copy defaults, numbered\n"
+	      "                            local functions under edit-stable names that\n"
+	      "                            rename.txt gives back, every alwaysinline callee\n"
+	      "                            copied (no inliner runs after the partitions')\n"
 	      "      --weights W,W,...     relative target sizes of the partitions, the first the\n"
 	      "                            largest (e.g. 57,43: mtpc-link gives a partition\n"
 	      "                            that will start behind another module's backend\n"
@@ -335,7 +342,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		O_CRIT_COPY_BUDGET, O_DUP_LIMIT, O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT,
 		O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED,
 		O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST,
-		O_PRINT_VISIBILITY, O_JOIN, O_JOIN_PLAN, O_NO_JOIN_INLINE, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_PRE_LINK, O_EMIT_WITH,
+		O_PRINT_VISIBILITY, O_JOIN, O_JOIN_PLAN, O_NO_JOIN_INLINE, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_PRE_LINK, O_NATIVE, O_EMIT_WITH,
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
@@ -376,6 +383,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		{"virtual-lines", no_argument, 0, O_VIRTUAL_LINES},
 		{"no-ipo", no_argument, 0, O_NO_IPO},
 		{"pre-link", no_argument, 0, O_PRE_LINK},
+		{"native", no_argument, 0, O_NATIVE},
 		{"emit-with", required_argument, 0, O_EMIT_WITH},
 		{0, 0, 0, 0},
 	};
@@ -433,6 +441,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		case O_VIRTUAL_LINES: o->debug |= EMIT_VIRTUAL_LINES; break;
 		case O_NO_IPO: o->ipo = 0; break;
 		case O_PRE_LINK: o->pre_link = 1; break;
+		case O_NATIVE: o->native = 1; break;
 		case O_EMIT_WITH:
 			if (!strcmp(optarg, "auto"))
 				o->emit_with = EMIT_WITH_AUTO;
@@ -448,14 +457,18 @@ void parse_args(int argc, char **argv, struct options *o)
 		default: mtpc_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
 		}
 	}
+	if (o->native && (o->pre_link || o->index))
+		mtpc_fatal("--native splits a plain compile's module: not with --pre-link or --thinlto-index");
+	/* A frontend's module, whichever pipeline follows: the same reasons. */
+	int frontend = o->pre_link || o->native;
 	if (o->dup_limit < 0)
-		o->dup_limit = o->pre_link ? PRE_LINK_DUP_LIMIT : DUP_LIMIT;
+		o->dup_limit = frontend ? PRE_LINK_DUP_LIMIT : DUP_LIMIT;
 	if (o->copy_limit < 0)
-		o->copy_limit = o->pre_link ? PRE_LINK_COPY_LIMIT : COPY_LIMIT;
+		o->copy_limit = frontend ? PRE_LINK_COPY_LIMIT : COPY_LIMIT;
 	if (o->copy_budget < 0)
-		o->copy_budget = o->pre_link ? PRE_LINK_COPY_BUDGET : COPY_BUDGET;
+		o->copy_budget = frontend ? PRE_LINK_COPY_BUDGET : COPY_BUDGET;
 	if (o->crit_copy_budget < 0)
-		o->crit_copy_budget = o->pre_link ? PRE_LINK_CRIT_COPY_BUDGET : CRIT_COPY_BUDGET;
+		o->crit_copy_budget = frontend ? PRE_LINK_CRIT_COPY_BUDGET : CRIT_COPY_BUDGET;
 	check_operands(argc, argv, o);
 }
 

@@ -57,6 +57,12 @@ struct options {
 	int pre_link;            /* --pre-link: the input is a compile's module,
 	                            to be joined again before the thin link:
 	                            refuse what that thin link cannot take split */
+	int native;              /* --native: the input is a plain (not LTO)
+	                            compile's frontend module, whose partitions
+	                            are compiled to native objects and merged
+	                            with ld -r: --pre-link's copies and
+	                            edit-stable local names (rename.txt gives
+	                            them back), alwaysinline callees copied */
 
 	/* The plan. Each changes it, so each is in the plan's key. */
 	int partitions;          /* -n: at most this many (default: CPUs) */

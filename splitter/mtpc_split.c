@@ -119,6 +119,11 @@ static char *options_key(const struct options *o, char hash[MTPC_HASH_HEX_LEN + 
 			       ALGORITHM, o->partitions, o->min_cost, o->copy_limit, o->copy_budget,
 			       o->crit_copy_budget, o->dup_limit, o->slack, o->join_limit, o->join_growth,
 			       o->local_dup_limit, o->local_dup_budget, o->const_dup_limit, o->scc_cut, o->ipo);
+	if (o->native) { /* its own key (alwaysinline copies); the others' keys stay */
+		char *t = xasprintf("%s native=1", text);
+		free(text);
+		text = t;
+	}
 	for (int i = 0; i < o->nweights; i++) {
 		char *t = xasprintf("%s%s%g", text, i ? "," : " weights=", o->weights[i]);
 		free(text);
@@ -308,7 +313,7 @@ static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed 
 	if (o->index && !(suffixes = mtpc_index_suffixes(o->index, &err)))
 		mtpc_fatal("%s", err);
 	struct analyze_opts aopt = {o->dup_limit, o->join_limit, o->local_dup_limit, o->join_growth,
-				    o->const_dup_limit, o->scc_cut, o->partitions, suffixes, o->pre_link};
+				    o->const_dup_limit, o->scc_cut, o->partitions, suffixes, o->pre_link || o->native};
 	analyze_module(m, &aopt, mi);
 	free(suffixes);
 	struct partition_opts popt = {

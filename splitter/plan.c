@@ -171,6 +171,11 @@ char *plan_rename_list(const struct module_info *mi, const struct split_plan *P,
 			const struct sym *s = &mi->syms[i];
 			const char *from = P->new_name[i];
 			const char *to = s->flags & SF_STABLE_LOCAL ? s->orig_name : s->name;
+			/* A numbered local function under its edit-stable name and
+			 * not promoted: its number back (a plain compile's merge;
+			 * a ThinLTO compile's join reads plan.json instead). */
+			if (!from && (s->flags & SF_STABLE_LOCAL))
+				from = s->name;
 			if (s->orig_name && !verbatim && s->linkage != LLVMPrivateLinkage &&
 			    !(s->flags & SF_STABLE_LOCAL)) {
 				from = s->name;

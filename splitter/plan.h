@@ -28,7 +28,8 @@ char *plan_localize_list(const struct module_info *mi, const struct split_plan *
  * the unsplit build shows (private and unnamed ones keep the promoted name:
  * they have none in an object file); ThinLTO promotions get their real
  * `.llvm.<hash>` names back from the edit-stable ones, unless verbatim (the
- * one partition is the input module as it was, with its real names). Heap
+ * one partition is the input module as it was, with its real names), and
+ * numbered local functions (stabilize_local_names) their numbers. Heap
  * string. */
 char *plan_rename_list(const struct module_info *mi, const struct split_plan *plan, int verbatim);
 

@@ -44,6 +44,13 @@ FLAG_SETS = {
 
 # Flags that are not a flag set of their own: -O2 only (tests/integration/test_build_compile.py).
 NO_FLAGS = {"none": ([], [], False, False)}
+# Code generation flags that only a native compile decides (the plain compile split,
+# tests/integration/test_build_native.py): common symbols, PIE and non-PIC code.
+NATIVE_FLAG_SETS = {
+    "common": (["-fcommon"], [], False, False),
+    "pie": (["-fPIE"], ["-pie"], False, False),
+    "no-pic": (["-fno-pic"], ["-no-pie"], False, False),
+}
 
 
 def run(cmd, timeout=120, cwd=None, env=None):
@@ -89,6 +96,24 @@ def exported(path, dynamic=False):
     r = must([LLVM_BIN / "llvm-nm", *(["-D"] if dynamic else []), "--extern-only",
               "--defined-only", path], "llvm-nm")
     return sorted(" ".join(l.split()[1:]) for l in r.stdout.splitlines() if l.strip())
+
+
+def object_symbols(path):
+    """Sorted 'NAME TYPE BINDING VISIBILITY [COMMON]' of an object's defined global (and
+    weak) symbols: what a link can take from it. Not the undefined ones (which library
+    calls code makes, memcpy or a loop, is the optimizer's choice), nor the hidden COMDAT
+    reference to the C++ personality routine (DW.ref.__gxx_personality_v0), which every
+    object with a landing pad defines and the link keeps once: a partition that keeps a
+    landing pad the whole module's optimizer removed (its callee's body elsewhere) has it."""
+    r = must([LLVM_BIN / "llvm-readelf", "-sW", path], "llvm-readelf")
+    out = set()
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if (len(f) < 8 or not f[0].endswith(":") or f[4] == "LOCAL" or f[6] == "UND"
+                or f[7].startswith("DW.ref.")):
+            continue
+        out.add(f"{f[7]} {f[3]} {f[4]} {f[5]}" + (" COMMON" if f[6] == "COM" else ""))
+    return sorted(out)
 
 
 def execute(cmd, timeout=10):
@@ -206,28 +231,41 @@ def _profile(prog, work, shared):
             "-Wno-profile-instr-out-of-date", "-Wno-backend-plugin"]
 
 
-def compare(prog, flagset, work, mode="link", build=None, split_compile=False):
+def compare(prog, flagset, work, mode="link", build=None, split_compile=False, native=False):
     """Build prog plain and through MTPC with FLAG_SETS[flagset], run both, compare. Returns the
     partition counts of the split modules; raises Skip or Fail. mode "plain" links the MTPC
     build as plain ThinLTO does. split_compile: the MTPC build's objects are compiled through
     mtpc-compile (the counts are then those of its compiles, see compile_splits, followed by
-    the link's)."""
+    the link's). native: no LTO at all, the plain optimizing compile (mtpc-compile splits it
+    into native partitions merged with ld -r) and a plain link, mode "plain"; the objects'
+    defined global symbols must then be the plain compile's too (binding, visibility, type:
+    object_symbols)."""
     work = pathlib.Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    flags, link_only, shared, pgo = {**NO_FLAGS, **FLAG_SETS}[flagset]
+    flags, link_only, shared, pgo = {**NO_FLAGS, **NATIVE_FLAG_SETS, **FLAG_SETS}[flagset]
     shared = shared or prog.shared
     flags = ["-O2", *flags, *(["-fPIC"] if prog.shared else [])]
     if pgo:
         flags += _profile(prog, work, shared)
-    split_objs = _compile(prog, prog.split_srcs, [*flags, "-flto=thin"], work, ".o")
-    main_objs = _compile(prog, prog.main_srcs, [*flags, "-flto=thin"], work, ".o")
+    lto = [] if native else ["-flto=thin"]
+    split_compile = split_compile or native
+    assert mode == "plain" or not native, mode
+    split_objs = _compile(prog, prog.split_srcs, [*flags, *lto], work, ".o")
+    main_objs = _compile(prog, prog.main_srcs, [*flags, *lto], work, ".o")
     mt_split_objs, mt_main_objs, compiled = split_objs, main_objs, []
     if split_compile:
         wrap = mtpc_compile_cmd(work, build=build)
-        mt_split_objs = _compile(prog, prog.split_srcs, [*flags, "-flto=thin"], work, ".mc.o", wrap)
-        mt_main_objs = _compile(prog, prog.main_srcs, [*flags, "-flto=thin"], work, ".mc.o", wrap)
+        mt_split_objs = _compile(prog, prog.split_srcs, [*flags, *lto], work, ".mc.o", wrap)
+        mt_main_objs = _compile(prog, prog.main_srcs, [*flags, *lto], work, ".mc.o", wrap)
         compiled = compile_splits(mt_split_objs + mt_main_objs)
-    link = [prog.driver, *flags, "-flto=thin", "-fuse-ld=lld", *link_only, *prog.ldflags]
+    if native:
+        for a, b in zip(split_objs + main_objs, mt_split_objs + mt_main_objs):
+            if object_symbols(a) != object_symbols(b):
+                x, y = set(object_symbols(a)), set(object_symbols(b))
+                raise Fail(f"{flagset}: {b.name} defines other global symbols than the plain "
+                           f"compile's object:\nonly plain: {sorted(x - y)[:10]}\n"
+                           f"only MTPC: {sorted(y - x)[:10]}")
+    link = [prog.driver, *flags, *lto, "-fuse-ld=lld", *link_only, *prog.ldflags]
 
     def mtpc(cmd, target):
         r = run(mtpc_link_cmd(mode, cmd, target, work / "plans.sqlite", build=build))
@@ -263,7 +301,10 @@ def compare(prog, flagset, work, mode="link", build=None, split_compile=False):
         # hidden from the dynamic table) functions for import that the unsplit compile had
         # inlined and the thin link internalized: the static table names them, as it would
         # after any other change of the pre-link inliner's decisions.
-        static = [] if "--gc-sections" in " ".join(link_only) or split_compile else [exported(exe)]
+        # (native: the objects' own global symbols are compared above, and the static
+        # table too except with section GC, where which sections survive is the code's.)
+        static = ([] if "--gc-sections" in " ".join(link_only) or (split_compile and not native)
+                  else [exported(exe)])
         if shared and static:
             static.append(exported(target))
         outs[how] = (execute([exe, *prog.args]),

@@ -130,7 +130,8 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 		return -1;
 	size_t n = cc->args.n;
 	cc->drop = xcalloc(n + 1, 1);
-	int compile = 0, lto = 0, sources = 0, lang_ok = 1;
+	enum { LTO_NONE, LTO_THIN, LTO_OTHER } lto = LTO_NONE;
+	int compile = 0, sources = 0, lang_ok = 1, split_dwarf = 0;
 	/* A split LTO unit (two modules in one object, for CFI and whole-program
 	 * devirtualization) is written by ThinLTO's bitcode writer from the
 	 * whole module; a partition cannot write its share of it. Clang splits
@@ -184,11 +185,21 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 		if (!strcmp(w, "-c"))
 			compile = 1;
 		else if (!strcmp(w, "-flto=thin"))
-			lto = 1;
-		else if (!strncmp(w, "-flto", 5) || !strcmp(w, "-fno-lto"))
-			lto = 0;
+			lto = LTO_THIN;
+		else if (!strcmp(w, "-fno-lto"))
+			lto = LTO_NONE;
+		else if (!strncmp(w, "-flto", 5) && (!w[5] || w[5] == '='))
+			lto = LTO_OTHER; /* -flto, -flto=full, =auto, =jobserver */
+		else if (!strcmp(w, "-Ofast"))
+			strcpy(cc->opt, "3");
 		else if (!strncmp(w, "-O", 2) && strlen(w) <= 3)
 			snprintf(cc->opt, sizeof cc->opt, "%s", w[2] ? w + 2 : "1");
+		else if (!strcmp(w, "-gz"))
+			cc->gz = "zlib";
+		else if (!strncmp(w, "-gz=", 4))
+			cc->gz = strcmp(w + 4, "none") ? w + 4 : NULL;
+		else if (!strcmp(w, "-gsplit-dwarf") || !strncmp(w, "-gsplit-dwarf=", 14))
+			split_dwarf = strcmp(w, "-gsplit-dwarf=none") != 0;
 		else if (!strcmp(w, "-fsplit-lto-unit") || !strcmp(w, "-fno-split-lto-unit"))
 			split_unit = w[2] == 's';
 		else if (!strcmp(w, "-fwhole-program-vtables"))
@@ -207,13 +218,18 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 				cc->why_not = blockers[k].why;
 		}
 	}
+	cc->native = lto == LTO_NONE;
 	if (!cc->why_not) {
-		if (split_unit == 1 || (split_unit < 0 && split_default))
+		if (lto == LTO_THIN && (split_unit == 1 || (split_unit < 0 && split_default)))
 			cc->why_not = "writes a split LTO unit (CFI, -fwhole-program-vtables or -fsplit-lto-unit)";
 		else if (!compile)
 			cc->why_not = "does not compile to an object (-c)";
-		else if (!lto)
-			cc->why_not = "is not a ThinLTO compile (-flto=thin)";
+		else if (lto == LTO_OTHER)
+			cc->why_not = "is a full LTO compile (-flto)";
+		else if (cc->native && (!strcmp(cc->opt, "0") || !strcmp(cc->opt, "g")))
+			cc->why_not = "does not optimize (-O0, -Og)";
+		else if (cc->native && split_dwarf)
+			cc->why_not = "writes split DWARF (-gsplit-dwarf)";
 		else if (sources != 1 || cc->src < 0 || !lang_ok)
 			cc->why_not = "does not compile one C or C++ source";
 		else if (cc->out < 0 || !strcmp(compilecmd_output(cc), "-"))
@@ -254,6 +270,9 @@ void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct str
 	if (cc->deps && !cc->deps_target)
 		strv_addl(cmd, "-MT", compilecmd_output(cc), NULL);
 	strv_addl(cmd, "-Xclang", "-disable-llvm-passes", NULL);
+	/* A ThinLTO compile writes bitcode anyway; a plain one must be told. */
+	if (cc->native)
+		strv_add(cmd, "-emit-llvm");
 }
 
 void compilecmd_partition(const struct compilecmd *cc, const char *in, const char *out, struct strv *cmd)

@@ -3,12 +3,15 @@
  * mtpc-compile receives the compile command the build would have run (a
  * clang/clang++ driver invocation, as a ccache-style prefix). compilecmd_parse()
  * expands @response files, finds the one source file and the output, and
- * decides whether the compile can be split at all: a ThinLTO compile
- * (-flto=thin -c) of one C or C++ source into an object, with nothing that
- * must see the whole module inside LLVM's pipeline (the sanitizers that
- * instrument there, IR profiles, optimization records, ...). Anything else
- * runs exactly as given. From the classification it writes the commands of
- * the split: the frontend with LLVM's passes off, and the ThinLTO pre-link
+ * decides whether the compile can be split at all: an optimizing compile
+ * (-c, -O1 and up) of one C or C++ source into an object, either a ThinLTO
+ * compile (-flto=thin: the partitions run the pre-link pipeline and are
+ * joined into one ThinLTO object) or a plain one (no -flto: the partitions
+ * are optimized and compiled to native objects, merged with ld -r), with
+ * nothing that must see the whole module inside LLVM's pipeline (the
+ * sanitizers that instrument there, IR profiles, optimization records, ...).
+ * Anything else runs exactly as given. From the classification it writes
+ * the commands of the split: the frontend with LLVM's passes off, and the
  * compile of one partition. */
 #ifndef MTPC_NG_COMPILECMD_H
 #define MTPC_NG_COMPILECMD_H
@@ -27,6 +30,10 @@ struct compilecmd {
 	int deps_target;      /* -MT or -MQ given (else the frontend must name the
 	                       * real output as the depfile's target) */
 	char opt[4];          /* the -O level: "0".."3", "s", "z", "g" */
+	int native;           /* a plain compile to a native object (no -flto),
+	                       * else a ThinLTO compile */
+	const char *gz;       /* -gz's format for the merge's ld -r ("zlib",
+	                       * "zstd"), or NULL: uncompressed debug sections */
 	const char *why_not;  /* NULL: can be split; else why it runs as given
 	                       * (a static string, for messages) */
 };
@@ -41,13 +48,15 @@ const char *compilecmd_source(const struct compilecmd *cc);
 const char *compilecmd_output(const struct compilecmd *cc);
 
 /* The frontend's command into cmd: the compile as given, writing bitcode
- * without running LLVM's passes (-Xclang -disable-llvm-passes) to bc, the
- * depfile (if any) still naming the real output. */
+ * (-emit-llvm for a plain compile) without running LLVM's passes (-Xclang
+ * -disable-llvm-passes) to bc, the depfile (if any) still naming the real
+ * output. */
 void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct strv *cmd);
 
-/* The pre-link compile of one partition into cmd: the driver and every flag
- * of the compile that is not the preprocessor's, on "-x ir in", writing out
- * (the ThinLTO pre-link pipeline of the compile's own -O level and flags). */
+/* The compile of one partition into cmd: the driver and every flag of the
+ * compile that is not the preprocessor's, on "-x ir in", writing out (the
+ * ThinLTO pre-link pipeline of the compile's own -O level and flags, or for
+ * a plain compile its whole pipeline and code generation). */
 void compilecmd_partition(const struct compilecmd *cc, const char *in, const char *out, struct strv *cmd);
 
 #endif

@@ -194,7 +194,8 @@ static long long compile_cost(const struct compilecmd *cc, const char *split_too
 {
 	*measured = 0;
 	const char *out = compilecmd_output(cc), *src = compilecmd_source(cc);
-	if (size_of(out) > 0) {
+	/* A plain compile's object is native code: no summary to read. */
+	if (!cc->native && size_of(out) > 0) {
 		char *cmd[] = {(char *)split_tool, "--print-cost", (char *)out, NULL};
 		struct buf o = {0}, err = {0};
 		struct proc_io io = {.out = &o, .err = &err};
@@ -278,10 +279,10 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 	gc.prefix = "";
 	struct graph g = {0};
 	struct module *m = graph_add_module(&g, &gc, front, front, NULL);
-	struct graph_codegen cg = {.stage = STAGE_PRELINK, .partition_cmd = partition_cmd,
-				   .partition_ctx = (void *)cc};
-	/* The join's fallback: the plain compile into the join's output (the
-	 * frontend wrote the depfile already). */
+	struct graph_codegen cg = {.stage = cc->native ? STAGE_NATIVE : STAGE_PRELINK,
+				   .partition_cmd = partition_cmd, .partition_ctx = (void *)cc, .gz = cc->gz};
+	/* The join's or merge's fallback: the plain compile into its output
+	 * (the frontend wrote the depfile already). */
 	char *native = graph_native(m);
 	char *native_abs = xasprintf("%s/%s", inner, native);
 	for (size_t i = 0; i < cc->args.n; i++) {

@@ -101,7 +101,9 @@ static int opt_level_zero(const struct graph_codegen *cg)
 
 /* The slot of partition i: the post-import partition compiled as a
  * ThinLTO backend whose import is done (STAGE_BACKEND), or the compile's
- * pre-link pipeline on a partition of its frontend's output (STAGE_PRELINK). */
+ * own command (its pre-link pipeline, or its whole pipeline and code
+ * generation) on a partition of its frontend's output (STAGE_PRELINK,
+ * STAGE_NATIVE). */
 static void slot_cmd(const struct graph_conf *gc, const struct graph_codegen *cg, const char *dir, int i,
 		     const char *obj, const char *dwo, const char *dwo_name, struct strv *cmd)
 {
@@ -115,7 +117,7 @@ static void slot_cmd(const struct graph_conf *gc, const struct graph_codegen *cg
 	step_arg(cmd, STEP_SLOT, OPT_CACHE, gc->cache);
 	step_command(cmd);
 	strv_addv(cmd, &gc->launcher);
-	if (cg->stage == STAGE_PRELINK) {
+	if (cg->stage != STAGE_BACKEND) {
 		cg->partition_cmd(cg->partition_ctx, bc, tmp, cmd);
 	} else {
 		/* Compiled as a ThinLTO backend whose import is already done
@@ -171,7 +173,7 @@ static void split_cmd(const struct graph_conf *gc, const struct graph_codegen *c
 	if (!backend || opt_level_zero(cg))
 		step_arg(cmd, STEP_SPLIT, OPT_SPLIT_ARG, "--no-ipo");
 	if (!backend)
-		step_arg(cmd, STEP_SPLIT, OPT_SPLIT_ARG, "--pre-link");
+		step_arg(cmd, STEP_SPLIT, OPT_SPLIT_ARG, cg->stage == STAGE_NATIVE ? "--native" : "--pre-link");
 	if (shares) {
 		/* Before the user's split arguments, which may override it. */
 		struct buf w = {0};
@@ -187,8 +189,9 @@ static void split_cmd(const struct graph_conf *gc, const struct graph_codegen *c
 }
 
 /* The edge that ends a split: the merge of a link's backend (its fallback,
- * after a slot failed, the plain backend), or the join of a compile's
- * pre-link split (its fallback the plain compile). */
+ * after a slot failed, the plain backend), the join of a ThinLTO compile's
+ * pre-link split, or the merge of a plain compile's split (the fallback of
+ * both the plain compile, run in the compile's directory). */
 static void final_cmd(const struct graph_conf *gc, const struct graph_codegen *cg, const struct module *m,
 		      const char *native, struct strv *cmd)
 {
@@ -205,14 +208,21 @@ static void final_cmd(const struct graph_conf *gc, const struct graph_codegen *c
 		strv_addv(cmd, &cg->fallback);
 		return;
 	}
-	char *backend = xasprintf("%s/" MOD_BACKEND, m->dir);
+	int compile = cg->stage == STAGE_NATIVE;
 	step_line(cmd, gc->self, STEP_MERGE);
 	step_arg(cmd, STEP_MERGE, OPT_DIR, m->dir);
 	step_arg(cmd, STEP_MERGE, OPT_OUT, native);
 	step_arg(cmd, STEP_MERGE, OPT_LLVM_BIN, gc->llvm_bin);
 	step_arg(cmd, STEP_MERGE, OPT_RECORD_MODULE, m->record ? m->id : NULL);
 	step_arg(cmd, STEP_MERGE, OPT_NAMES, cg->names_once ? "once" : NULL);
+	step_arg(cmd, STEP_MERGE, OPT_CWD, compile ? gc->outer_cwd : NULL);
+	step_arg(cmd, STEP_MERGE, OPT_GZ, compile ? cg->gz : NULL);
 	step_command(cmd);
+	if (compile) {
+		strv_addv(cmd, &cg->fallback);
+		return;
+	}
+	char *backend = xasprintf("%s/" MOD_BACKEND, m->dir);
 	backend_cmd(gc, cg, m, backend, 0, cmd);
 	free(backend);
 }
@@ -273,14 +283,15 @@ int graph_emit_split(struct buf *nj, const struct graph_conf *gc, const struct g
 
 	/* The merge (or join) takes the dyndep file as an implicit input
 	 * (order-only leaves a stale object when the partition count shrinks). */
-	r |= nw_build(nj, V(native), cg->stage == STAGE_PRELINK ? "join" : "merge", NULL,
+	const char *end = cg->stage == STAGE_PRELINK ? "join" : "merge";
+	r |= nw_build(nj, V(native), end, NULL,
 		      V(dd, nfile, sums, lines), NULL);
 	buf_add(nj, "  dyndep = ");
 	r |= nw_path(nj, dd);
 	buf_addc(nj, '\n');
 	final_cmd(gc, cg, m, native, &cmd);
 	r |= nw_cmd_var(nj, "cmd", cmd.v);
-	buf_printf(nj, "  desc = MTPC %s %s\n", cg->stage == STAGE_PRELINK ? "join" : "merge", m->key);
+	buf_printf(nj, "  desc = MTPC %s %s\n", end, m->key);
 	strv_free(&cmd);
 
 	free(dd);

@@ -112,9 +112,13 @@ struct graph_conf {
 enum split_stage {
 	STAGE_BACKEND, /* a link's: slots compile post-import partitions as
 	                * ThinLTO backends, the merge makes one native object */
-	STAGE_PRELINK, /* a compile's: slots run the ThinLTO pre-link pipeline
-	                * on partitions of the frontend's output, the join makes
-	                * one ThinLTO object */
+	STAGE_PRELINK, /* a ThinLTO compile's: slots run the ThinLTO pre-link
+	                * pipeline on partitions of the frontend's output, the
+	                * join makes one ThinLTO object */
+	STAGE_NATIVE,  /* a plain compile's: slots run the compile's whole
+	                * pipeline and code generation on partitions of the
+	                * frontend's output, the merge makes one native object
+	                * (its fallback the plain compile) */
 };
 
 struct graph_codegen {
@@ -133,11 +137,14 @@ struct graph_codegen {
 	                     * module (--names once): the link is known to build
 	                     * no .gdb_index from them (mtpc-link; the distributor
 	                     * cannot know) */
-	/* STAGE_PRELINK only: the pre-link compile of partition bitcode in into
-	 * out (appended to cmd), and the plain compile the join falls back to. */
+	/* STAGE_PRELINK and STAGE_NATIVE: the compile of partition bitcode in
+	 * into out (appended to cmd), and the plain compile the join or merge
+	 * falls back to, writing the module's native.o (run in outer_cwd);
+	 * STAGE_NATIVE: gz, the -gz format the merge keeps, or NULL. */
 	void (*partition_cmd)(void *ctx, const char *in, const char *out, struct strv *cmd);
 	void *partition_ctx;
 	struct strv fallback;
+	const char *gz;
 };
 
 struct module {

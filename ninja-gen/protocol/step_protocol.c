@@ -38,6 +38,8 @@ static const struct {
 			       offsetof(struct step_args, record_module)},
 	[OPT_NAMES] = {"--names", "once", "list each GNU pubnames name once per module (no .gdb_index)",
 		       offsetof(struct step_args, names)},
+	[OPT_GZ] = {"--gz", "zlib|zstd", "compress the merged object's debug sections (a compile's -gz)",
+		    offsetof(struct step_args, gz)},
 	[OPT_SPLIT_ARG] = {"--split-arg", "WORD", "one more word for mtpc-split (repeatable)", 0},
 };
 
@@ -81,10 +83,13 @@ static const struct {
 	[STEP_MERGE] = {"--merge-step",
 			"The partitions' objects into FILE: real checksums and lines back in each\n"
 			"(debugfix), ld.lld -r of several, llvm-objcopy when symbols were promoted or\n"
-			"renamed. After a failed split a copy of DIR/backend.o; after a failed slot the\n"
-			"command compiles the module unsplit.",
-			"<backend command, for the fallback>",
-			BIT(OPT_DIR) | BIT(OPT_OUT) | BIT(OPT_LLVM_BIN) | BIT(OPT_RECORD_MODULE) | BIT(OPT_NAMES),
+			"renamed. A link's module: after a failed split a copy of DIR/backend.o; after\n"
+			"a failed slot the command (its backend) compiles the module unsplit. A plain\n"
+			"compile's (--cwd): after a failed split, slot or merge the command (the plain\n"
+			"compile, writing FILE) runs in --cwd.",
+			"<backend command or plain compile, for the fallback>",
+			BIT(OPT_DIR) | BIT(OPT_OUT) | BIT(OPT_LLVM_BIN) | BIT(OPT_RECORD_MODULE) | BIT(OPT_NAMES) |
+				BIT(OPT_CWD) | BIT(OPT_GZ),
 			BIT(OPT_DIR) | BIT(OPT_OUT), 0},
 	[STEP_JOIN] = {"--join-step",
 		       "The pre-link partitions of a compile's split (DIR/p<i>.o) joined into FILE\n"

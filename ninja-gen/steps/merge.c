@@ -1,6 +1,8 @@
 /* merge.c: the merge step: the partitions' objects back into one native
  * object per module, their real source checksums and lines back in
- * (debugfix.h), the symbols the split promoted local again. */
+ * (debugfix.h), the symbols the split promoted local again. A link's
+ * module falls back to its plain backend; a plain compile's (--cwd) to the
+ * plain compile, whatever failed: the build never breaks because of MTPC. */
 #include "steps_int.h"
 #include "debugfix.h"
 #include "inner_dir.h"
@@ -69,17 +71,21 @@ static int fix_partitions(const struct step_args *s, int n, int *fixed)
 }
 
 /* The module compiled unsplit (the command after "--") as the merged
- * object, after a partition could not be compiled or fixed. */
+ * object, after a partition could not be compiled or fixed (why, the
+ * warning; NULL when a step before gave one). A link's backend writes
+ * DIR/backend.o, which is copied; a plain compile (--cwd) writes FILE
+ * itself, in the compile's directory. */
 static int merge_unsplit(const struct step_args *s, const char *why)
 {
 	if (!s->cmd || !s->cmd[0]) {
-		mtpc_error("%s: %s and there is no backend command", s->dir, why);
+		mtpc_error("%s: %s and there is no backend command", s->dir, why ? why : "the split failed");
 		return 1;
 	}
-	mtpc_warn("%s: %s; compiling it unsplit", s->dir, why);
+	if (why)
+		mtpc_warn("%s: %s; compiling it unsplit", s->dir, why);
 	mark_unsplit(s->dir, 1);
-	int st = proc_run(s->cmd, NULL, NULL, NULL);
-	return st ? st : take_backend(s);
+	int st = proc_run(s->cmd, s->cwd, NULL, NULL);
+	return st || s->cwd ? st : take_backend(s);
 }
 
 int merge_step(const struct step_args *s)
@@ -96,16 +102,17 @@ int merge_step(const struct step_args *s)
 		n = atoi(text);
 	free(text);
 	free(np);
-	if (n <= 0)
-		return take_backend(s); /* the split failed: backend.o was built */
+	if (n <= 0) /* the split failed (and warned): backend.o was built, or compile */
+		return s->cwd ? merge_unsplit(s, NULL) : take_backend(s);
 	/* A partition that failed to compile left an empty object (slot_step):
 	 * the module is compiled unsplit by the command after "--". */
 	for (int i = 0; i < n; i++) {
 		char *p = xasprintf("%s/p%d.o", s->dir, i);
 		long long size = file_size(p);
 		free(p);
+		/* (the slot warned: a compile's merge says no more) */
 		if (size <= 0)
-			return merge_unsplit(s, "a partition failed to compile");
+			return merge_unsplit(s, s->cwd ? NULL : "a partition failed to compile");
 	}
 	int *fixed = xcalloc((size_t)n, sizeof *fixed);
 	if (fix_partitions(s, n, fixed) < 0) {
@@ -123,6 +130,10 @@ int merge_step(const struct step_args *s)
 	if (n > 1) {
 		strv_addown(&cmd, xasprintf("%s/ld.lld", bin));
 		strv_add(&cmd, "-r");
+		/* ld -r writes debug sections uncompressed: a -gz compile's
+		 * object has them compressed. */
+		if (s->gz)
+			strv_addown(&cmd, xasprintf("--compress-debug-sections=%s", s->gz));
 		for (int i = 0; i < n; i++)
 			strv_addown(&cmd, xasprintf("%s/p%d%s.o", s->dir, i, fixed[i] ? ".fix" : ""));
 		strv_add(&cmd, "-o");
@@ -150,6 +161,8 @@ int merge_step(const struct step_args *s)
 					: move_if_changed(result, s->out)) < 0;
 		if (r)
 			mtpc_error("cannot write %s: %s", s->out, strerror(errno));
+	} else if (s->cwd) {
+		r = merge_unsplit(s, "merging its partitions failed") != 0;
 	} else
 		mtpc_error("merging the partitions of %s failed", s->dir);
 	for (int i = 0; i < n; i++)

@@ -267,3 +267,29 @@ def test_csmith_split_compile(seed, mode, tmp_path):
     except pd.Fail as e:
         pytest.fail(str(e), pytrace=False)
     assert counts[0] >= 2, f"mtpc-compile did not split the program: {counts}"
+
+
+# Every seed at -O2, and one under the flag sets a plain compile can have (not those of LTO).
+NATIVE_CASES = ([(s, "none") for s in SEEDS] +
+                [(FLAG_SEED, fs) for fs in ("hidden", "gz", "pic-shared", "gc-sections", "pgo")])
+
+
+@pytest.mark.parametrize("seed,flagset", NATIVE_CASES, ids=[f"{s}-{f}" for s, f in NATIVE_CASES])
+def test_csmith_native_compile(seed, flagset, tmp_path):
+    """A plain -O2 compile split (mtpc-compile, no LTO: partitions optimized and compiled to
+    native code, merged with ld -r): the program prints what the plain compile's prints,
+    exports the same symbols, and its object defines the same global symbols. Under PGO
+    (-fprofile-use) the compile runs as given (a profile is applied in LLVM's pipeline)."""
+    src = tmp_path / f"csmith{seed}.c"
+    _must([CSMITH, "--seed", seed, *CSMITH_OPTS, "-o", src], "csmith", cwd=tmp_path)
+    prog = pd.Program([(src, ["-w", "-I", CSMITH_INCLUDE])], args=["1"])
+    try:
+        counts = pd.compare(prog, flagset, tmp_path / "w", "plain", native=True)
+    except pd.Skip as e:
+        pytest.skip(str(e))
+    except pd.Fail as e:
+        pytest.fail(str(e), pytrace=False)
+    if flagset == "pgo":
+        assert counts[0] == 0, f"split under -fprofile-use: {counts}"
+    else:
+        assert counts[0] >= 2, f"mtpc-compile did not split the program: {counts}"
