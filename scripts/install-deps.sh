@@ -12,7 +12,7 @@ PACKAGES="
   libsqlite3-dev libjansson-dev zlib1g-dev libzstd-dev
   python3 python3-pytest
   csmith libcsmith-dev
-  gdb valgrind binutils g++
+  gdb valgrind binutils g++ make ccache
   gnuplot-nox graphviz
   tcl dpkg-dev nasm
   slurmctld slurmd slurm-client munge iproute2

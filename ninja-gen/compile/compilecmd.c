@@ -23,7 +23,7 @@ static const char *const with_value[] = {
 static const char *const preprocessor[] = {
 	"-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-isysroot",
 	"--sysroot", "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-cxx-isystem", "-MF", "-MT",
-	"-MQ", "-MJ", "-ivfsoverlay", NULL,
+	"-MQ", "-MJ", "-ivfsoverlay", "-include-pch", NULL,
 };
 static const char *const preprocessor_flags[] = {
 	"-MD", "-MMD", "-MP", "-MG", "-MV", "-nostdinc", "-nostdinc++", "-H", "-P", "-C", "-CC", NULL,
@@ -55,9 +55,7 @@ static const struct {
 	{"-fmemory-profile", "instruments for memory profiling"},
 	{"-fsanitize-coverage", "instruments for sanitizer coverage"},
 	{"-fxray-instrument", "instruments for XRay"},
-	{"-include-pch", "uses a precompiled header"},
 	{"-emit-pch", "writes a precompiled header"},
-	{"-fpch", "uses precompiled headers"},
 	{"-fmodules", "uses modules"},
 	{"-fthinlto-index", "is a ThinLTO backend compile"},
 	{"-emit-llvm", "writes LLVM IR"},
@@ -161,9 +159,18 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 			} else if (pp && !strcmp(pp, w)) {
 				cc->drop[i] = cc->drop[i + 1] = 1;
 				cc->deps_target |= !strcmp(w, "-MT") || !strcmp(w, "-MQ");
-			} else if (!strcmp(w, "-include-pch") || (!strcmp(w, "-Xclang") &&
-								 !strcmp(cc->args.v[i + 1], "-include-pch"))) {
-				cc->why_not = "uses a precompiled header";
+			} else if (!strcmp(w, "-Xclang") && (!strcmp(cc->args.v[i + 1], "-include-pch") ||
+							     !strcmp(cc->args.v[i + 1], "-include"))) {
+				/* A precompiled header as CMake passes it (-Xclang -include-pch
+				 * -Xclang PCH -Xclang -include -Xclang HEADER): the
+				 * frontend's, not a partition's, whose IR has it all. */
+				cc->drop[i] = cc->drop[i + 1] = 1;
+				if (i + 3 < n && !strcmp(cc->args.v[i + 2], "-Xclang")) {
+					cc->drop[i + 2] = cc->drop[i + 3] = 1;
+					i += 2;
+				}
+			} else if (!strcmp(w, "-Xclang") && !strcmp(cc->args.v[i + 1], "-emit-pch")) {
+				cc->why_not = "writes a precompiled header";
 			}
 			i++;
 			continue;

@@ -22,7 +22,8 @@ struct compilecmd {
 	struct strv args;     /* the expanded command, args.v[0] the driver */
 	unsigned char *drop;  /* per word of args: not for a partition's compile
 	                       * (the source, -o, the preprocessor's and the
-	                       * dependency files' options) */
+	                       * dependency files' options, a precompiled header:
+	                       * the frontend reads it, the IR holds what it gave) */
 	int src;              /* index of the source file, or -1 */
 	int out;              /* index of the word holding the output path, or -1 */
 	int out_joined;       /* that word is "-o<path>" */

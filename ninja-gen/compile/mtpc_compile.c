@@ -41,25 +41,35 @@
 static const char *const usage[] = {
 	"usage: mtpc-compile [options] [--] <compile command>\n"
 	"\n"
-	"Runs a ThinLTO compile (clang -flto=thin -c SRC -o OBJ) of a translation unit\n"
-	"whose IR is costly with LLVM's pre-link pipeline in parallel partitions, as\n"
-	"an inner Ninja build in OBJ.mtpc/: the frontend once with LLVM's passes off,\n"
-	"mtpc-split of its module, the compile's own pre-link pipeline per partition,\n"
-	"then one module again (the split's promotions undone, what must see the\n"
-	"whole module run on it) written to OBJ as one ThinLTO object with its\n"
-	"summary. Every other compile runs exactly as given (the same bytes). Any\n"
-	"failure compiles the unit unsplit, with one warning. Used by CMake's\n"
-	"mtpc_enable() as <LANG>_COMPILER_LAUNCHER, or as a prefix like ccache.\n"
+	"Runs an optimizing compile (clang -O1..-O3/-Os/-Oz -c SRC -o OBJ) of a\n"
+	"translation unit whose IR is costly in parallel partitions, as an inner\n"
+	"Ninja build in OBJ.mtpc/: the frontend once with LLVM's passes off,\n"
+	"mtpc-split of its module, then per partition the compile's own flags:\n"
+	"  - a plain compile (no -flto): each partition is optimized and compiled\n"
+	"    to native code, and the objects are merged into OBJ with ld.lld -r\n"
+	"    (the symbols the split promoted made local again): one native object\n"
+	"    with the plain compile's global symbols;\n"
+	"  - a ThinLTO compile (-flto=thin): each partition runs the pre-link\n"
+	"    pipeline, and one module again (the split's promotions undone, what\n"
+	"    must see the whole module run on it) is written to OBJ as one ThinLTO\n"
+	"    object with its summary.\n"
+	"Every other compile runs exactly as given (the same bytes). Any failure\n"
+	"compiles the unit unsplit, with one warning. Used by CMake's\n"
+	"mtpc_enable() as <LANG>_COMPILER_LAUNCHER, as a prefix like ccache\n"
+	"(CC=\"mtpc-compile -- clang\"), or behind ccache (CCACHE_PREFIX=mtpc-compile:\n"
+	"a cache hit runs nothing of MTPC).\n"
 	"\n"
-	"Which compiles are split: a ThinLTO compile of one C or C++ source whose\n"
-	"cost is at least --cost-threshold instructions. The cost is the previous\n"
-	"output's ThinLTO summary when there is one (the instructions after the\n"
-	"pre-link pipeline, as mtpc-link measures a module), else an estimate from\n"
-	"the source's bytes (and those of the sources a unity file includes). Not\n"
-	"split, whatever their cost: compiles that instrument or use profiles in\n"
-	"LLVM's pipeline, pipeline sanitizers (address, memory, thread, ...), CFI\n"
-	"and -fsplit-lto-unit (two-module objects), precompiled headers, modules,\n"
-	"optimization records, -save-temps.\n"
+	"Which compiles are split: one C or C++ source compiled with optimization\n"
+	"whose cost is at least --cost-threshold instructions. The cost is the\n"
+	"previous output's ThinLTO summary when there is one (the instructions\n"
+	"after the pre-link pipeline, as mtpc-link measures a module), else an\n"
+	"estimate from the source's bytes (and those of the sources a unity file\n"
+	"includes). Not split, whatever their cost: -O0, full LTO (-flto), compiles\n"
+	"that instrument or use profiles in LLVM's pipeline, pipeline sanitizers\n"
+	"(address, memory, thread, ...), CFI and -fsplit-lto-unit (two-module\n"
+	"objects), split DWARF of a plain compile, modules, optimization records,\n"
+	"-save-temps. A precompiled header (-include-pch) is read by the frontend\n"
+	"step only.\n"
 	"\n",
 	"options:\n"
 	"  --cost-threshold N  split compiles costing at least N instructions\n"
@@ -88,6 +98,15 @@ static const char *const usage[] = {
 	"  -h, --help          this help\n"
 	"      --version       print the version\n"
 	"\n"
+	"environment (options given on the command line override it):\n"
+	"  MTPC_COMPILE_OPTIONS  words taken as the first options (@FILE too): how\n"
+	"                      ccache's CCACHE_PREFIX=mtpc-compile, which passes\n"
+	"                      none, gets them\n"
+	"  MTPC_SPLIT_COST, MTPC_MAX_PARTITIONS, MTPC_JOBS, MTPC_CACHE,\n"
+	"  MTPC_LAUNCHER, MTPC_SPLIT_ARGS, MTPC_EXECUTOR, MTPC_SLURM_ARGS\n"
+	"                      --cost-threshold, --partitions, --jobs, --cache,\n"
+	"                      --launcher, --split-arg, --executor, --slurm-arg\n"
+	"\n"
 	"Exit status: the compile's.\n",
 	NULL,
 };
@@ -95,20 +114,49 @@ static const char *const usage[] = {
 /* The shared options but the link's own, --quiet, and the compile command
  * (the first word that is not an option, or after "--"). Returns 0, or -1
  * after one error message. */
+static int expand_words(int argc, char **argv, struct strv *args);
+
 static int parse_opts(struct inner_launcher_opts *o, int argc, char **argv)
 {
 	/* the link front ends' options that mean nothing to a compile */
 	static const int refused[] = {INNER_O_THRESHOLD, INNER_O_RELAY, INNER_O_RELAY_MODE, INNER_O_MIN_COST,
 				      INNER_O_LLVM_BIN, INNER_O_DIR, INNER_O_NO_TYPE_UNITS, 0};
-	return inner_parse_launcher(o, argc, argv, refused, 0, "mtpc-compile", "compile command", usage);
+	return inner_parse_launcher(o, argc, argv, refused, 0, 1, "mtpc-compile", "compile command", usage);
 }
 
-/* argv with the "@FILE" words among mtpc-compile's own options (before
- * "--") expanded into *args; the compile command's own "@FILE" words stay
- * for the compiler. Without "--" nothing is expanded (an option's value
- * and the compiler's first word could not be told apart). Returns 0, or -1
- * after an error naming the file. */
+/* argv with the words of $MTPC_COMPILE_OPTIONS first among the options
+ * (ccache's CCACHE_PREFIX runs "mtpc-compile <compile command>", with no
+ * options of its own: they come from there and the MTPC_* variables), and
+ * the "@FILE" words among mtpc-compile's own options (before "--") expanded,
+ * into *args; the compile command's own "@FILE" words stay for the
+ * compiler. Without "--" nothing is expanded (an option's value and the
+ * compiler's first word could not be told apart). Returns 0, or -1 after an
+ * error naming the file. */
 static int expand_own_options(int argc, char **argv, struct strv *args)
+{
+	struct strv words = {0}, env = {0};
+	const char *e = getenv("MTPC_COMPILE_OPTIONS");
+	char *copy = xstrdup(e ? e : ""), *save = NULL;
+	for (char *t = strtok_r(copy, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save))
+		strv_add(&env, t);
+	free(copy);
+	int dashdash = 0;
+	for (int i = 1; i < argc && !dashdash; i++)
+		dashdash = !strcmp(argv[i], "--");
+	strv_add(&words, argv[0]);
+	strv_addv(&words, &env);
+	/* "mtpc-compile clang ...": the compile command starts right away */
+	if (env.n && !dashdash && argc > 1 && argv[1][0] != '-' && argv[1][0] != '@')
+		strv_add(&words, "--");
+	for (int i = 1; i < argc; i++)
+		strv_add(&words, argv[i]);
+	strv_free(&env);
+	int r = expand_words((int)words.n, words.v, args);
+	strv_free(&words);
+	return r;
+}
+
+static int expand_words(int argc, char **argv, struct strv *args)
 {
 	int dd = 1;
 	while (dd < argc && strcmp(argv[dd], "--") != 0)
@@ -125,6 +173,22 @@ static int expand_own_options(int argc, char **argv, struct strv *args)
 	for (int i = dd; i < argc; i++)
 		strv_add(args, argv[i]);
 	return 0;
+}
+
+/* Whether ccache runs this process (CCACHE_PREFIX=mtpc-compile): ccache
+ * stores a compile's output with its object and replays it on every hit,
+ * where a progress line or "N partitions, 8.2 s" would describe a split
+ * that did not run. Then mtpc-compile prints only what the compile and
+ * its warnings print. */
+static int under_ccache(void)
+{
+	char *path = xasprintf("/proc/%ld/comm", (long)getppid()), *comm = NULL;
+	size_t len;
+	int yes = mtpc_read_file(path, &comm, &len) == 0 && !strncmp(comm, "ccache", 6) &&
+		  (comm[6] == '\n' || comm[6] == 0);
+	free(comm);
+	free(path);
+	return yes;
 }
 
 /* The compile as given, within the machine's job budget. */
@@ -255,7 +319,7 @@ static int run_frontend(const struct compilecmd *cc, const char *inner, const ch
 /* Split this compile: returns its exit status, or -1 when it cannot go
  * through MTPC (after one warning: the caller compiles unsplit). */
 static int run_split(const struct inner_launcher_opts *o, const struct compilecmd *cc, const char *self, const char *split_tool,
-		     long long cost, int measured, double t0)
+		     long long cost, int measured, double t0, int silent)
 {
 	const char *out = compilecmd_output(cc);
 	char cwd[PATH_MAX];
@@ -303,7 +367,7 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 	mtpc_cache_close(inner_open_cache(o->in.cache, "compile"));
 	if (r == 0 && graph_write(&gc, &g) == 0) {
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
-					.quiet = o->quiet};
+					.quiet = o->quiet || silent};
 		if (inner_run(&o->in, &b) == 0 && mtpc_copy_file(native_abs, out, MTPC_WRITE_IF_CHANGED) == 0) {
 			/* Written only if changed, but the outer build must see that
 			 * the compile ran: else it reruns it at every build. */
@@ -311,9 +375,10 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 			int n = graph_split_result(&gc, m);
 			char parts[32];
 			snprintf(parts, sizeof parts, "%d partition%s", n, n == 1 ? "" : "s");
-			printf("mtpc-compile: %s: %s, cost %lld instructions%s, %.2f s\n", mtpc_base_name(out),
-			       n > 0 ? parts : "unsplit (fallback)", cost, measured ? " (measured)" : " (estimated)",
-			       mtpc_now() - t0);
+			if (!silent)
+				printf("mtpc-compile: %s: %s, cost %lld instructions%s, %.2f s\n",
+				       mtpc_base_name(out), n > 0 ? parts : "unsplit (fallback)", cost,
+				       measured ? " (measured)" : " (estimated)", mtpc_now() - t0);
 			fflush(stdout);
 			status = 0;
 		} else {
@@ -351,7 +416,8 @@ int main(int argc, char **argv)
 		int measured;
 		long long cost = compile_cost(&cc, split, &measured);
 		if (cost >= o.in.cost_threshold)
-			status = run_split(&o, &cc, self ? self : argv[0], split, cost, measured, t0);
+			status = run_split(&o, &cc, self ? self : argv[0], split, cost, measured, t0,
+					   under_ccache());
 		free(self);
 		free(split);
 	}

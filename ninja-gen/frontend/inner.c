@@ -75,8 +75,61 @@ int inner_getopt(struct inner_opts *o, int argc, char **argv, const char *shorto
 	return -1;
 }
 
+/* Append the words of an environment value (separated by blanks or ';',
+ * the form of a CMake list). */
+static void env_words(struct strv *v, const char *name)
+{
+	const char *s = getenv(name);
+	if (!s)
+		return;
+	char *copy = xstrdup(s), *save = NULL;
+	for (char *t = strtok_r(copy, " \t\n;", &save); t; t = strtok_r(NULL, " \t\n;", &save))
+		strv_add(v, t);
+	free(copy);
+}
+
+/* An integer variable of the environment, if set and not empty. */
+static int env_ll(const char *name, long long lo, long long hi, long long *out)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return 0;
+	return mtpc_parse_ll(name, s, lo, hi, out);
+}
+
+int inner_opts_from_env(struct inner_opts *in)
+{
+	long long parts = in->partitions, jobs = in->jobs, type_units = !in->no_type_units;
+	if (env_ll("MTPC_SPLIT_THRESHOLD", 0, LLONG_MAX, &in->threshold) ||
+	    env_ll("MTPC_TYPE_UNITS", 0, 1, &type_units) ||
+	    env_ll("MTPC_SPLIT_COST", 0, LLONG_MAX, &in->cost_threshold) ||
+	    env_ll("MTPC_RELAY_COST", 0, LLONG_MAX, &in->relay_cost) ||
+	    env_ll("MTPC_MAX_PARTITIONS", 0, 4096, &parts) || env_ll("MTPC_JOBS", 0, 4096, &jobs))
+		return -1;
+	const char *relay = getenv("MTPC_RELAY");
+	if (relay && *relay && inner_parse_relay("MTPC_RELAY", relay, &in->relay) < 0)
+		return -1;
+	in->partitions = (int)parts;
+	in->jobs = (int)jobs;
+	in->no_type_units = !type_units;
+	const char *cache = getenv("MTPC_CACHE");
+	in->cache = cache && *cache ? cache : NULL;
+	env_words(&in->launcher, "MTPC_LAUNCHER");
+	env_words(&in->split_args, "MTPC_SPLIT_ARGS");
+	env_words(&in->slurm.args, "MTPC_SLURM_ARGS");
+	in->launcher_from_env = in->split_args_from_env = in->slurm_args_from_env = 1;
+	const char *executor = getenv("MTPC_EXECUTOR");
+	long long tries = in->slurm.tries, wait = in->slurm.wait;
+	if ((executor && *executor && slurm_parse_executor(executor, &in->slurm.on) < 0) ||
+	    env_ll("MTPC_SLURM_TRIES", 1, 100, &tries) || env_ll("MTPC_SLURM_WAIT", 1, 86400, &wait))
+		return -1;
+	in->slurm.tries = (int)tries;
+	in->slurm.wait = (int)wait;
+	return 0;
+}
+
 int inner_parse_launcher(struct inner_launcher_opts *o, int argc, char **argv, const int *refused, int dashdash,
-			 const char *tool, const char *what, const char *const *usage)
+			 int env, const char *tool, const char *what, const char *const *usage)
 {
 	enum { O_QUIET = INNER_O_END };
 	static const struct option longopts[] = {
@@ -87,6 +140,8 @@ int inner_parse_launcher(struct inner_launcher_opts *o, int argc, char **argv, c
 	};
 	memset(o, 0, sizeof *o);
 	inner_opts_init(&o->in);
+	if (env && inner_opts_from_env(&o->in) < 0)
+		return -1;
 	int c;
 	/* "+": POSIX mode, stop at the first word that is not an option (or
 	 * after "--"): the command's own options are never looked at. */

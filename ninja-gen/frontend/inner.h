@@ -84,14 +84,23 @@ void inner_opts_free(struct inner_opts *o);
 int inner_getopt(struct inner_opts *o, int argc, char **argv, const char *shortopts,
 		 const struct option *longopts, const int *refused, const char *tool,
 		 const char *const *usage);
+/* The MTPC_* environment variables into o (mtpc-distribute, whose options
+ * lld passes, and mtpc-compile, which ccache runs as CCACHE_PREFIX with no
+ * options): MTPC_SPLIT_THRESHOLD, MTPC_SPLIT_COST, MTPC_RELAY_COST,
+ * MTPC_RELAY, MTPC_TYPE_UNITS, MTPC_MAX_PARTITIONS, MTPC_JOBS, MTPC_CACHE,
+ * MTPC_LAUNCHER, MTPC_SPLIT_ARGS, MTPC_EXECUTOR, MTPC_SLURM_ARGS,
+ * MTPC_SLURM_TRIES, MTPC_SLURM_WAIT; options given after override them.
+ * Returns 0, or -1 after one error message naming the variable. */
+int inner_opts_from_env(struct inner_opts *o);
 /* A launcher's command line into o (inner_getopt's rules, refused as
- * there). The options stop at the first word that is not one; with
- * dashdash that must be "--" (mtpc-link, whose link command may start
- * with anything), else "--" is optional. what names the command in
- * errors ("link command"). Returns 0, or -1 after one error message (free
- * o->in either way). */
+ * there), after the environment's values when env (inner_opts_from_env).
+ * The options stop at the first word that is not one; with dashdash that
+ * must be "--" (mtpc-link, whose link command may start with anything),
+ * else "--" is optional. what names the command in errors ("link
+ * command"). Returns 0, or -1 after one error message (free o->in either
+ * way). */
 int inner_parse_launcher(struct inner_launcher_opts *o, int argc, char **argv, const int *refused, int dashdash,
-			 const char *tool, const char *what, const char *const *usage);
+			 int env, const char *tool, const char *what, const char *const *usage);
 /* The fields of gc that come from the options alone (the cache path, lists,
  * thresholds, partitions and jobs; lists are shared, not copied). */
 void inner_conf(struct graph_conf *gc, const struct inner_opts *o);

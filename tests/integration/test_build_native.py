@@ -253,3 +253,160 @@ def test_makefile_with_a_prefix(tmp_path):
     run([llvm_tool("clang"), "-O2", "-fuse-ld=lld", tmp_path / "big.c", tmp_path / "main.c",
          "-o", ref])
     assert run([tmp_path / "app"], check=False).returncode == run([ref], check=False).returncode
+
+
+def ccache_env(tmp_path, **more):
+    ccache = shutil.which("ccache")
+    if not ccache:
+        pytest.skip("ccache not installed (scripts/install-deps.sh)")
+    env = dict(os.environ, CCACHE_DIR=str(tmp_path / "ccache"), CCACHE_NOHASHDIR="1",
+               CCACHE_BASEDIR=str(tmp_path), **more)
+    for k in ("CCACHE_PREFIX", "MTPC_COMPILE_OPTIONS", "CCACHE_DISABLE"):
+        env.pop(k, None) if k not in more else None
+    env.pop("MAKEFLAGS", None)
+    return ccache, env
+
+
+def ccache_stats(ccache, env):
+    """(hits, misses) of ccache's statistics (direct and preprocessed hits together)."""
+    out = run([ccache, "--print-stats"], env=env).stdout
+    stat = dict(ln.split("\t", 1) for ln in out.splitlines() if "\t" in ln)
+    hits = int(stat.get("direct_cache_hit", 0)) + int(stat.get("preprocessed_cache_hit", 0))
+    return hits, int(stat.get("cache_miss", 0))
+
+
+def split_into(obj):
+    """Partitions of the last split of obj's compile (its inner build), None if never."""
+    n = list(pathlib.Path(f"{obj}.mtpc").glob("mod/*/split.n"))
+    return int(n[0].read_text().split()[0]) if n else None
+
+
+def test_ccache_prefix(tmp_path):
+    """CCACHE_PREFIX=mtpc-compile (its options from MTPC_COMPILE_OPTIONS and MTPC_*): a
+    miss runs the split; a hit runs nothing of MTPC and gives the same object. Under
+    ccache, which replays a compile's output on every hit, mtpc-compile prints nothing of
+    its own: the compile's messages only."""
+    ccache, env = ccache_env(tmp_path, CCACHE_PREFIX=tool("mtpc-compile"),
+                             MTPC_COMPILE_OPTIONS=f"--cache={tmp_path}/plans.sqlite --partitions=4",
+                             MTPC_SPLIT_COST="0")
+    src = big_source(tmp_path / "big.c")
+    obj = tmp_path / "big.o"
+    r = run([ccache, *compile_cmd(src, obj)], env=env)
+    assert split_into(obj) == 4 and "mtpc" not in r.stdout + r.stderr, r.stdout + r.stderr
+    first = obj.read_bytes()
+    obj.unlink()
+    log = pathlib.Path(f"{obj}.mtpc") / ".ninja_log"
+    before = log.stat().st_mtime_ns
+    run([ccache, *compile_cmd(src, obj)], env=env)
+    assert obj.read_bytes() == first and log.stat().st_mtime_ns == before
+    assert ccache_stats(ccache, env) == (1, 1)
+
+
+CCACHE_PROJECT = """cmake_minimum_required(VERSION 3.20)
+project(cc C)
+find_package(MTPC REQUIRED)
+add_executable(app big.c small.c)
+mtpc_enable(app NO_LTO)
+"""
+
+
+@pytest.mark.parametrize("launcher", ["ccache;{mtpc}", "ccache", None])
+def test_cmake_no_lto_and_ccache(launcher, tmp_path):
+    """mtpc_enable(app NO_LTO): the target keeps its plain compiles and its own link; its
+    costly compile is split into native partitions. With ccache as its launcher (alone or
+    as "ccache;mtpc-compile"), ccache runs first and mtpc-compile behind it: a rebuild
+    from a clean tree hits for every compile as the plain build's does, and runs no
+    split."""
+    from test_build_cmake_compat import configure
+    src = tmp_path / "src"
+    src.mkdir()
+    big_source(src / "big.c", funcs=400)
+    (src / "big.c").write_text((src / "big.c").read_text().replace("int main(", "int big_main("))
+    (src / "small.c").write_text("int big_main(int, char **);\n"
+                                 "int main(int c, char **v) { return big_main(c, v) == 7; }\n")
+    (src / "CMakeLists.txt").write_text(CCACHE_PROJECT)
+    extra = ["-DMTPC_SPLIT_COST=1000"]
+    env = None
+    if launcher:
+        ccache, env = ccache_env(tmp_path)
+        extra.append("-DCMAKE_C_COMPILER_LAUNCHER=" + launcher.format(mtpc=tool("mtpc-compile")))
+    b = tmp_path / "b"
+    r = configure(src, b, extra)
+    assert "keeps its C compiler launcher" not in r.stdout, r.stdout
+    out = run(["cmake", "--build", b], env=env)
+    log = out.stdout + out.stderr
+    obj = b / "CMakeFiles" / "app.dir" / "big.c.o"
+    assert split_into(obj) == 2, log
+    assert split_into(b / "CMakeFiles" / "app.dir" / "small.c.o") is None, log
+    assert "mtpc-link" not in log and ("partitions" in log) == (launcher is None), log
+    assert not obj.read_bytes().startswith(b"BC"), "a bitcode object without LTO"
+    assert run([b / "app"], check=False).returncode in (0, 1)
+    if not launcher:
+        return
+    assert ccache_stats(ccache, env) == (0, 2)
+    run(["cmake", "--build", b, "--target", "clean"], env=env)
+    inner_log = pathlib.Path(f"{obj}.mtpc") / ".ninja_log"
+    before = inner_log.stat().st_mtime_ns
+    run(["cmake", "--build", b], env=env)
+    assert ccache_stats(ccache, env) == (2, 2)
+    assert inner_log.stat().st_mtime_ns == before, "a hit ran the split"
+
+
+PCH_PROJECT = """cmake_minimum_required(VERSION 3.20)
+project(pch CXX)
+find_package(MTPC REQUIRED)
+add_executable(app {sources} main.cpp)
+target_precompile_headers(app PRIVATE common.h)
+set_target_properties(app PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)
+{enable}
+"""
+
+
+def pch_sources(src, n=6):
+    """A C++ program of n sources whose common header is the precompiled one: templates,
+    strings and maps, each source a namespace of functions over them."""
+    (src / "common.h").write_text(
+        "#pragma once\n#include <map>\n#include <string>\n#include <vector>\n#include <cstdio>\n"
+        "template <class T> struct Fold { T z; void add(T x) { z = z * 31 + x; } };\n"
+        "inline int fold(const std::vector<int> &v, int z) { Fold<int> f{z}; "
+        "for (int x : v) f.add(x); return f.z; }\n")
+    for k in range(n):
+        body = "".join(
+            f"int g{i}(int x) {{ std::vector<int> v; std::map<std::string, int> m; "
+            f"for (int j = 0; j < x % 50 + {i}; j++) {{ v.push_back(j * {k + i + 2}); "
+            f"m[std::to_string(j % {i + 3})] += j; }} return fold(v, {i}) + (int)m.size(); }}\n"
+            for i in range(30))
+        (src / f"s{k}.cpp").write_text(f'#include "common.h"\nnamespace n{k} {{\n{body}}}\n'
+                                       f"int s{k}_all(int x) {{ int t = 0; "
+                                       + " ".join(f"t += n{k}::g{i}(x + t);" for i in range(30))
+                                       + " return t; }\n")
+    decl = "".join(f"int s{k}_all(int);\n" for k in range(n))
+    calls = " + ".join(f"s{k}_all(argc + {k})" for k in range(n))
+    (src / "main.cpp").write_text(f'#include "common.h"\n{decl}int main(int argc, char **) '
+                                  f'{{ std::printf("%d\\n", {calls}); return 0; }}\n')
+    return " ".join(f"s{k}.cpp" for k in range(n))
+
+
+@pytest.mark.parametrize("mode", ["NO_LTO", "LTO"])
+def test_unity_build_with_pch_is_split(mode, tmp_path):
+    """A unity build with a precompiled header (target_precompile_headers: -Xclang
+    -include-pch), as real C++ projects build: the unity compile is split (the PCH is an
+    input of the frontend step only), in both modes, and the program prints what the
+    build without MTPC prints."""
+    from test_build_cmake_compat import configure
+    src = tmp_path / "src"
+    src.mkdir()
+    sources = pch_sources(src)
+    outs = {}
+    for name, enable in (("plain", ""), ("mtpc", f"mtpc_enable(app {mode})")):
+        (src / "CMakeLists.txt").write_text(PCH_PROJECT.format(sources=sources, enable=enable))
+        b = tmp_path / name
+        configure(src, b, ["-DMTPC_SPLIT_COST=300", "-DMTPC_MAX_PARTITIONS=4"])
+        log = run(["cmake", "--build", b]).stdout
+        unity = next((b / "CMakeFiles" / "app.dir").rglob("unity_*_cxx.cxx.o"))
+        assert "-include-pch" in (b / "build.ninja").read_text()
+        if name == "mtpc":
+            assert split_into(unity) == 4, log
+            assert re.search(r"mtpc-compile: unity_\d+_cxx\.cxx\.o: 4 partitions", log), log
+        outs[name] = run([b / "app"]).stdout
+    assert outs["mtpc"] == outs["plain"]
