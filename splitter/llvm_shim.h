@@ -1,7 +1,18 @@
-/* llvm_shim.h: the few things MTPC needs that the LLVM-C API (LLVM 19, 22) lacks;
- * where the C++ API differs between versions, llvm_shim.cpp has the #if.
- * Implemented in llvm_shim.cpp, the only C++ file in MTPC; each function says
- * which C API gap it fills. Everything else uses the LLVM-C API. */
+/* llvm_shim.h: the few things MTPC needs that the LLVM-C API (LLVM 19, 22)
+ * lacks; each function says which C API gap it fills. Everything else in
+ * MTPC uses the LLVM-C API. Implemented in MTPC's only C++ files, one per
+ * concern, in the order of the groups below:
+ *
+ *   shim_ir.cpp       IR edits: dso_local, bodies, materialization, cloning,
+ *                     aliases, the order of globals, struct type names, GUIDs
+ *   shim_thinlto.cpp  ThinLTO: the import, the per-module index, summaries,
+ *                     symbol tables, bitcode with a summary
+ *   shim_debug.cpp    debug info: checksums, compile-unit lists, virtual lines
+ *   shim_inline.cpp   the join's inliner
+ *
+ * They alone use LLVM's C++ API, which changes with every release: where it
+ * differs between versions, they have the #if on LLVM_VERSION_MAJOR, and a
+ * port to a new LLVM reads them through. shim_int.h is what they share. */
 #ifndef MTPC_LLVM_SHIM_H
 #define MTPC_LLVM_SHIM_H
 
@@ -11,6 +22,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- IR edits (shim_ir.cpp) --------------------------------------------- */
 
 /* GlobalValue::isDSOLocal / setDSOLocal: the C API cannot read or set dso_local. */
 int mtpc_is_dso_local(LLVMValueRef global);
@@ -64,6 +77,8 @@ void mtpc_number_struct_types(LLVMModuleRef module);
 /* GlobalValue::getGUID: the C API has no MD5 and no GUID, which value-profile
  * (!prof "VP") metadata uses to name indirect-call targets. */
 uint64_t mtpc_global_guid(LLVMValueRef global);
+
+/* ---- ThinLTO (shim_thinlto.cpp) ----------------------------------------- */
 
 /* The ThinLTO backend's import step, in-process: the C API has no ThinLTO
  * backend entry point. Loads the ThinLTO object at path (its module id is path,
@@ -125,6 +140,8 @@ int mtpc_summary_cost(const char *path, long long *insts, long long *functions, 
 typedef void (*mtpc_visibility_fn)(void *arg, const char *name, size_t len, int vis);
 int mtpc_bitcode_visibility(const char *path, mtpc_visibility_fn fn, void *arg, char **error);
 
+/* ---- debug info (shim_debug.cpp) ---------------------------------------- */
+
 /* Give every DIFile with an MD5 checksum a placeholder checksum instead: the
  * MD5 of its directory and name, which no edit of the file changes. The C
  * API cannot read or set a DIFile's checksum, and DIFiles are uniqued, so
@@ -155,7 +172,7 @@ void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defined, unsigne
  * or set the line of a debug-info node other than a location, nor replace
  * a node that others refer to. Each function body keeps the distances
  * between its lines; everything else between the spans the partition uses
- * is squeezed out (llvm_shim.cpp says how). Why: a line added above a
+ * is squeezed out (shim_debug.cpp says how). Why: a line added above a
  * function moves every function below it, and every partition holding one
  * would change and be compiled again; with virtual lines it changes only
  * if its own code or spans do, and the merge puts the real lines back
@@ -166,6 +183,8 @@ void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defined, unsigne
  * with *error (heap) set on failure. Call after
  * mtpc_placeholder_checksums. */
 char *mtpc_virtual_lines(LLVMModuleRef module, char **error);
+
+/* ---- the join's inliner (shim_inline.cpp) ------------------------------- */
 
 /* The join's inliner (join.c) on m: LLVM's inliner bottom-up over the call
  * graph, and after it, in each SCC where it inlined something, the function

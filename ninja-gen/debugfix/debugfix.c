@@ -1,62 +1,16 @@
 /* debugfix.c: the entry points that fix one compiled partition
- * (debugfix_object in memory, debugfix_copy from file to file) and the
- * state they carry from one object of a module's `ld.lld -r` to the next
- * (struct debugfix_earlier: sorted sets of strings). What each step does
- * is in its own file (debugfix_int.h lists them); here is only the order:
- * checksums, then lines, then, with the earlier objects known, what they
- * make redundant. */
+ * (debugfix_object in memory, debugfix_copy from file to file); the state
+ * they carry from one object of a module's `ld.lld -r` to the next (struct
+ * debugfix_earlier: sorted sets of strings) is sorted.c's. What each step
+ * does is in its own file (debugfix_int.h lists them); here is only the
+ * order: checksums, then lines, then, with the earlier objects known, what
+ * they make redundant. */
 #include "debugfix_int.h"
 #include "util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- sorted sets of strings ------------------------------------------------ */
-
-int sorted_has(const struct strv *sv, const char *s)
-{
-	size_t lo = 0, hi = sv->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(sv->v[mid], s);
-		if (c == 0)
-			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void sorted_union(struct strv *sorted, const struct strv *more)
-{
-	if (!more->n)
-		return;
-	strv_addv(sorted, more);
-	qsort(sorted->v, sorted->n, sizeof *sorted->v, cmp_str);
-	size_t n = 0;
-	for (size_t i = 0; i < sorted->n; i++) {
-		if (n && !strcmp(sorted->v[n - 1], sorted->v[i]))
-			free(sorted->v[i]);
-		else
-			sorted->v[n++] = sorted->v[i];
-	}
-	sorted->n = n;
-	sorted->v[n] = NULL;
-}
-
-void debugfix_earlier_free(struct debugfix_earlier *earlier)
-{
-	strv_free(&earlier->groups);
-	strv_free(&earlier->names);
-}
 
 /* ---- one object -------------------------------------------------------------- */
 

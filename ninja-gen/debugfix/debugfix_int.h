@@ -13,6 +13,8 @@
  *                  the discarded type units
  *   names.c        the GNU name lists without an earlier object's entries
  *   package.c      a .dwp's string offsets tables without unread entries
+ *   sorted.c       the sorted sets of strings that struct debugfix_earlier
+ *                  carries from one object to the next
  *   debugfix.c     the entry points: one object, one file, and what the
  *                  module's earlier objects leave redundant
  *
@@ -263,7 +265,7 @@ void str_offsets_trim(struct elf *e, struct strv *earlier);
  * join it. */
 void names_dedup(struct elf *e, struct debugfix_earlier *earlier);
 
-/* ---- sorted sets of strings (debugfix.c) --------------------------------- */
+/* ---- sorted sets of strings (sorted.c) ------------------------------------ */
 
 /* Whether sorted strv sv holds s. */
 int sorted_has(const struct strv *sv, const char *s);

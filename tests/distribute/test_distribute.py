@@ -232,7 +232,7 @@ def test_help_documents_every_option(dist):
     # Its own options (distribute.c's longopts[]) and those it shares with mtpc-link
     # (INNER_LONGOPTS in inner.h).
     table = SOURCE.read_text().split("longopts[] = {", 1)[1].split("};", 1)[0]
-    shared = (SOURCE.parent.parent / "frontend" / "inner.h").read_text().split("#define INNER_LONGOPTS", 1)[1]
+    shared = (SOURCE.parent.parent / "launcher" / "inner.h").read_text().split("#define INNER_LONGOPTS", 1)[1]
     shared = shared.split("\n\n", 1)[0]
     assert "INNER_LONGOPTS" in table
     names = re.findall(r'\{"([a-z][a-z-]*)",\s*(?:required|no)_argument', table + shared)

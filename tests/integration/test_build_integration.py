@@ -448,15 +448,15 @@ def test_backend_step_rejects_silent_backend_failures(tmp_path):
 
 
 def test_help_documents_every_option():
-    """Every long option mtpc-link accepts (the launchers' longopts[] in frontend/inner.c's
+    """Every long option mtpc-link accepts (the launchers' longopts[] in launcher/inner.c's
     inner_parse_launcher and INNER_LONGOPTS, shared with mtpc-distribute, in
-    frontend/inner.h) is in --help; so is every option mtpc-compile takes, but the link's
+    launcher/inner.h) is in --help; so is every option mtpc-compile takes, but the link's
     own it refuses."""
     r = run([BUILD / "ninja-gen" / "mtpc-link", "--help"])
     src = ROOT / "ninja-gen"
-    launcher = (src / "frontend" / "inner.c").read_text().split("int inner_parse_launcher(", 1)[1]
+    launcher = (src / "launcher" / "inner.c").read_text().split("int inner_parse_launcher(", 1)[1]
     table = launcher.split("longopts[] = {", 1)[1].split("};", 1)[0]
-    shared = (src / "frontend" / "inner.h").read_text().split("#define INNER_LONGOPTS", 1)[1].split("\n\n", 1)[0]
+    shared = (src / "launcher" / "inner.h").read_text().split("#define INNER_LONGOPTS", 1)[1].split("\n\n", 1)[0]
     names = re.findall(r'\{"([a-z][a-z-]*)",\s*(?:required|no)_argument', table + shared)
     assert len(names) >= 14, names
     for name in names:

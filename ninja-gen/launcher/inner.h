@@ -1,6 +1,7 @@
-/* inner.h: what mtpc-link and mtpc-distribute share around their inner
- * build: finding the tools, the plan cache checked once per link, and the
- * one summary line a link prints. */
+/* inner.h: what the three launchers (mtpc-link, mtpc-distribute,
+ * mtpc-compile; the folder ninja-gen/launcher/) share around their inner
+ * build: the options, finding the tools, the plan cache checked once per
+ * link, running the build, and the one summary line a link prints. */
 #ifndef MTPC_NG_INNER_H
 #define MTPC_NG_INNER_H
 
