@@ -170,13 +170,13 @@ def _compile(prog, srcs, flags, work, suffix, launcher=()):
     return objs
 
 
-def mtpc_compile_cmd(work, partitions=PARTITIONS, build=None):
-    """The prefix that compiles through mtpc-compile, splitting every ThinLTO compile it can
-    (--cost-threshold 0) into up to `partitions`."""
+def mtpc_compile_cmd(work, partitions=PARTITIONS, build=None, split_args=()):
+    """The prefix that compiles through mtpc-compile, splitting every compile it can
+    (--cost-threshold 0) into up to `partitions`, with more mtpc-split options."""
     _, split = mtpc_tools(build)
     return [split.parent.parent / "ninja-gen" / "mtpc-compile", "--cost-threshold", "0",
             "--partitions", partitions, "--jobs", "2", "--cache", pathlib.Path(work) / "plans.sqlite",
-            "--split-tool", split, "--quiet", "--"]
+            "--split-tool", split, "--quiet", *(f"--split-arg={a}" for a in split_args), "--"]
 
 
 def compile_splits(objs):
@@ -231,7 +231,8 @@ def _profile(prog, work, shared):
             "-Wno-profile-instr-out-of-date", "-Wno-backend-plugin"]
 
 
-def compare(prog, flagset, work, mode="link", build=None, split_compile=False, native=False):
+def compare(prog, flagset, work, mode="link", build=None, split_compile=False, native=False,
+            split_args=()):
     """Build prog plain and through MTPC with FLAG_SETS[flagset], run both, compare. Returns the
     partition counts of the split modules; raises Skip or Fail. mode "plain" links the MTPC
     build as plain ThinLTO does. split_compile: the MTPC build's objects are compiled through
@@ -254,7 +255,7 @@ def compare(prog, flagset, work, mode="link", build=None, split_compile=False, n
     main_objs = _compile(prog, prog.main_srcs, [*flags, *lto], work, ".o")
     mt_split_objs, mt_main_objs, compiled = split_objs, main_objs, []
     if split_compile:
-        wrap = mtpc_compile_cmd(work, build=build)
+        wrap = mtpc_compile_cmd(work, build=build, split_args=split_args)
         mt_split_objs = _compile(prog, prog.split_srcs, [*flags, *lto], work, ".mc.o", wrap)
         mt_main_objs = _compile(prog, prog.main_srcs, [*flags, *lto], work, ".mc.o", wrap)
         compiled = compile_splits(mt_split_objs + mt_main_objs)

@@ -17,6 +17,7 @@ merge (ld.lld -r, the promoted symbols local again) writes one native object.
   (CCACHE_PREFIX, and a launcher list ccache;mtpc-compile in CMake), CMake's
   mtpc_enable() on a target without LTO."""
 import filecmp
+import json
 import os
 import pathlib
 import re
@@ -60,6 +61,60 @@ def test_native_split_means_the_same(flagset, fx, tmp_path):
         return
     assert max(compiled) >= min(2, fx.min_parts), \
         f"mtpc-compile split no module in {min(2, fx.min_parts)} or more: {compiled}"
+
+
+SHARED = [fx for fx in FIXTURES if not any(f.startswith("-fsanitize=address") for f in fx.cflags)]
+
+
+@pytest.mark.parametrize("fx", SHARED, ids=[fx.name for fx in SHARED])
+def test_native_shared_statics(fx, tmp_path):
+    """With --local-dup-limit a static function several partitions call is carried by each
+    as its own internal copy (a plain compile's split), or, when code takes its address,
+    as one linkonce_odr copy the link keeps once: the same program and symbols."""
+    try:
+        pd.compare(program_of(fx), "none", tmp_path, "plain", native=True,
+                   split_args=("--local-dup-limit=150", "--local-dup-budget=10"))
+    except pd.Skip as e:
+        pytest.skip(str(e))
+    except pd.Fail as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+ADDRESS_IDENTITY = """#include <stdio.h>
+typedef int (*fn)(int);
+static int helper(int x) { return x * 3 + 1; }
+static int other(int x) { return x * 3 + 1; }
+%s
+int main(int argc, char **argv) {
+  (void)argv;
+  int same = 0, sum = 0;
+%s
+  printf("%%d %%d %%d\\n", same, sum, get0() == other);
+  return 0;
+}
+"""
+
+
+def test_native_static_address_stays_one(tmp_path):
+    """A small static function that functions in every partition call and whose address
+    they return: carried by each partition (--local-dup-limit), its address is still one
+    address, as in the plain compile (a copy per partition would make them differ)."""
+    funcs = "".join(f"int use{i}(int x) {{ int s = 0; for (int k = 0; k < x; k++) s += helper(k ^ {i}); return s; }}\n"
+                    f"__attribute__((noinline)) fn get{i}(void) {{ return helper; }}\n"
+                    for i in range(32))
+    body = "".join(f"  same += get{i}() == get{(i * 7 + 3) % 32}(); sum += use{i}(argc + {i});\n"
+                   for i in range(32))
+    src = tmp_path / "addr.c"
+    src.write_text(ADDRESS_IDENTITY % (funcs, body))
+    prog = pd.Program([(src, [])])
+    counts = pd.compare(prog, "none", tmp_path / "w", "plain", native=True,
+                        split_args=("--local-dup-limit=150", "--local-dup-budget=10"))
+    assert counts[0] >= 2, counts
+    plan = json.loads(next((tmp_path / "w").glob("addr.*.mc.o.mtpc/mod/*/parts/plan.json")).read_text())
+    carriers = sum("helper" in p["duplicated"] for p in plan["partitions"])
+    assert carriers >= 2, "helper is not carried by several partitions: the test tests nothing"
+    out = run([tmp_path / "w" / "mtpc" / "prog"]).stdout.split()
+    assert out[0] == "32", out
 
 
 UNSPLIT = [
