@@ -1,9 +1,11 @@
 /* Unit tests for ninja-gen: Ninja/shell escaping, response-file tokenizing,
  * link command classification, archive extraction, dyndep text, plan
- * reading and the map of virtual lines. argv[1]: a temporary directory. Prints "N passed, N failed". */
+ * reading, the map of virtual lines and a compile's depfile. argv[1]: a temporary directory. Prints "N passed, N failed". */
 #include "ar.h"
 #include "buf.h"
+#include "compilecmd.h"
 #include "debugfix.h"
+#include "depfile.h"
 #include "dyndep.h"
 #include "graph.h"
 #include "linkcmd.h"
@@ -290,6 +292,68 @@ static void test_debugfix(void)
 	CHECK(debugfix_parse_lines("", 0, &m) == 0 && m.n == 0);
 }
 
+/* The text of a depfile holding text after depfile_add(deps), or NULL if
+ * depfile_add did not return want. */
+static char *depfile_after(const char *dir, const char *text, char *const *deps, int want)
+{
+	char *p = xasprintf("%s/x.d", dir), *data = NULL;
+	size_t len;
+	int r = mtpc_write_file(p, text, strlen(text), 0) < 0 ? -2 : depfile_add(p, deps);
+	if (r != want)
+		fprintf(stderr, "depfile_add on \"%s\" returned %d, not %d\n", text, r, want);
+	else if (mtpc_read_file(p, &data, &len) < 0)
+		data = NULL;
+	free(p);
+	return data;
+}
+
+static void test_depfile(const char *dir)
+{
+	char *const rsp[] = {"/b/CMakeFiles/mtpc-compile-split.rsp", NULL};
+	/* After clang's -MD -MP output: a rule of its own for the first target,
+	 * not a prerequisite of the last (phony) rule. */
+	char *t = depfile_after(dir, "obj\\ dir/a.o: src/a.c \\\n  src/a.h\n\nsrc/a.h:\n", rsp, 1);
+	CHECK(t && !strcmp(t, "obj\\ dir/a.o: src/a.c \\\n  src/a.h\n\nsrc/a.h:\n"
+			       "obj\\ dir/a.o: /b/CMakeFiles/mtpc-compile-split.rsp\n"));
+	free(t);
+	/* Added once; no newline at the end; paths escaped for Make. */
+	t = depfile_after(dir, "a.o: a.c\na.o: /b/CMakeFiles/mtpc-compile-split.rsp\n", rsp, 0);
+	CHECK(t && !strcmp(t, "a.o: a.c\na.o: /b/CMakeFiles/mtpc-compile-split.rsp\n"));
+	free(t);
+	char *const odd[] = {"/my dir/$x#.rsp", NULL};
+	t = depfile_after(dir, "a.o: a.c", odd, 1);
+	CHECK(t && !strcmp(t, "a.o: a.c\na.o: /my\\ dir/$$x\\#.rsp\n"));
+	free(t);
+	/* No target, no file: a warning, nothing written. */
+	t = depfile_after(dir, "\n", rsp, -1);
+	CHECK(t && !strcmp(t, "\n"));
+	free(t);
+	char *missing = xasprintf("%s/none.d", dir);
+	CHECK(depfile_add(missing, rsp) == -1 && access(missing, F_OK) < 0);
+	free(missing);
+	/* Which depfile a compile writes: -MF (separate or joined), else
+	 * clang's default next to the output, none without -MD. */
+	char *cmds[][9] = {
+		{"clang", "-MD", "-MT", "a.o", "-MF", "d/a.o.d", "-c", "a.c", NULL},
+		{"clang", "-MMD", "-MFd/x.d", "-c", "a.c", "-o", "o/a.o", NULL},
+		{"clang", "-MD", "-c", "a.c", "-o", "o.x/a.o", NULL},
+		{"clang", "-MD", "-c", "a.c", "-o", "o.x/a", NULL},
+		{"clang", "-c", "a.c", "-o", "a.o", NULL},
+	};
+	const char *want[] = {"d/a.o.d", "d/x.d", "o.x/a.d", "o.x/a.d", NULL};
+	for (int i = 0; i < 5; i++) {
+		int n = 0;
+		while (cmds[i][n])
+			n++;
+		struct compilecmd cc;
+		CHECK(compilecmd_parse(&cc, n, cmds[i]) == 0);
+		char *d = compilecmd_depfile(&cc);
+		CHECK(want[i] ? d && !strcmp(d, want[i]) : !d);
+		free(d);
+		compilecmd_free(&cc);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *tmp = argc > 1 ? argv[1] : "/tmp";
@@ -301,6 +365,7 @@ int main(int argc, char **argv)
 	test_dyndep_and_plan();
 	test_sched();
 	test_debugfix();
+	test_depfile(dir);
 	free(dir);
 	return CHECK_REPORT();
 }
