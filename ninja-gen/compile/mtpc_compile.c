@@ -305,7 +305,9 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 		goto done;
 	}
 	/* The frontend's errors are the compile's own: no fallback then. */
+	double front_start = mtpc_now();
 	int st = run_frontend(cc, inner, front);
+	double front_end = mtpc_now();
 	if (st != 0) {
 		status = st;
 		goto done;
@@ -315,6 +317,13 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 	gc.prefix = "";
 	struct graph g = {0};
 	struct module *m = graph_add_module(&g, &gc, front, front, NULL);
+	free(m->name); /* named for people by the compile's output */
+	m->name = xstrdup(mtpc_base_name(out));
+	m->split = 1;
+	m->cost = cost;
+	m->measured = measured;
+	m->why = xasprintf("split: cost %lld instructions (%s) >= %lld", cost, measured ? "measured" : "estimated",
+			   gc.cost_threshold);
 	struct graph_codegen cg = {.stage = STAGE_PRELINK, .partition_cmd = partition_cmd,
 				   .partition_ctx = (void *)cc};
 	/* The join's fallback: the plain compile into the join's output (the
@@ -339,7 +348,8 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 	mtpc_cache_close(inner_open_cache(o->in.cache, "compile"));
 	if (r == 0 && graph_write(&gc, &g) == 0) {
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
-					.quiet = o->quiet};
+					.quiet = o->quiet, .graph = &g, .pre_kind = "frontend", .pre_key = m->key,
+					.pre_start = front_start, .pre_end = front_end};
 		if (inner_run(&o->in, &b) == 0 && mtpc_copy_file(native_abs, out, MTPC_WRITE_IF_CHANGED) == 0) {
 			/* Written only if changed, but the outer build must see that
 			 * the compile ran: else it reruns it at every build. */

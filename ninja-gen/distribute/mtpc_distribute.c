@@ -444,6 +444,7 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 		.quiet = !o->progress,
 		.keep_going = 1,
 		.out = o->progress || o->in.verbose ? NULL : &out,
+		.graph = g,
 	};
 	int status = inner_run(&o->in, &b);
 	if (out.len) {

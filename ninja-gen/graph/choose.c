@@ -63,6 +63,32 @@ static void estimate_costs(const struct graph_conf *gc, struct graph *g)
 	free(costs);
 }
 
+/* m->why: the rule that chose, and the numbers it compared. */
+static void explain(const struct graph_conf *gc, struct module *m)
+{
+	const char *measured = m->measured ? " (measured)" : "";
+	free(m->why);
+	if (gc->kmax < 2)
+		m->why = xstrdup("not split: splitting off (1 partition)");
+	else if (gc->threshold >= 0)
+		m->why = xasprintf("%s: %lld bitcode bytes %s %lld", m->split ? "split" : "not split", m->size,
+				   m->split ? ">" : "<=", gc->threshold);
+	else if (m->split && m->cost < gc->cost_threshold)
+		m->why = xasprintf("split: cost %lld instructions%s, under %lld but split last time (it stays split "
+				   "down to 3/4 of the threshold)", m->cost, measured, gc->cost_threshold);
+	else if (m->split)
+		m->why = xasprintf("split: cost %lld instructions%s >= %lld", m->cost, measured, gc->cost_threshold);
+	else if (m->relay && gc->relay == GRAPH_RELAY_ALWAYS)
+		m->why = xasprintf("relayed: cost %lld instructions%s >= relay cost %lld (--relay always)", m->cost,
+				   measured, gc->relay_cost);
+	else if (m->relay)
+		m->why = xasprintf("relayed: cost %lld instructions%s >= relay cost %lld, and other modules' changes "
+				   "forced %d of its last %d rebuilds", m->cost, measured, gc->relay_cost, m->forced,
+				   m->rebuilds);
+	else
+		m->why = xasprintf("not split: cost %lld instructions%s < %lld", m->cost, measured, gc->cost_threshold);
+}
+
 /* Decide which modules are split, and why. By bytes when gc->threshold >= 0;
  * else by cost: the summary's instruction count, replaced by the measured
  * history where that disagrees by more than a quarter. Seconds are turned
@@ -128,5 +154,6 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 		m->watch = by_cost && gc->kmax >= 2 && !m->split && !m->relay &&
 			   (m->cost * 2 >= gc->cost_threshold ||
 			    (gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
+		explain(gc, m);
 	}
 }

@@ -166,6 +166,9 @@ struct module {
 	                  * (mtpc-link runs an inner build for it only when it
 	                  * relinks an output: needs_inner_build) */
 	int rebuilds, forced; /* history: struct module_history */
+	char *why;   /* why it is split, relayed or not, for people: "split: cost
+	              * 221348 instructions >= 100000" (graph_choose; the front end
+	              * that decides without it sets its own); heap string or NULL */
 };
 
 struct graph {

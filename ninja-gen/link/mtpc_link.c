@@ -241,7 +241,7 @@ static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *
 		status = status ? 1 : 0;
 	} else if (status == 0) {
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
-					.quiet = o->quiet};
+					.quiet = o->quiet, .graph = g};
 		status = inner_run(&o->in, &b);
 		char *crashed = xasprintf("%s/" INNER_THINLINK_CRASHED, inner);
 		if (status && access(crashed, F_OK) == 0) {
