@@ -76,7 +76,7 @@ def test_split_link_writes_a_trace(tmp_path):
     assert k["thinlink"] == 1 and k["split"] == 2 and k["merge"] == 2 and k["link"] == 1, k
     assert k["slot"] >= 4, k
     assert {e["args"].get("module") for e in events if e["args"]["kind"] == "slot"} == {"one.o", "two.o"}
-    assert all(e["args"]["reason"].startswith("split: ") for e in events if "module" in e["args"])
+    assert all(re.match(r"split(: | in \d)", e["args"]["reason"]) for e in events if "module" in e["args"])
     critical = [e["args"]["kind"] for e in events if e["args"].get("critical")]
     assert critical[0] == "thinlink" and critical[-1] == "link" and "slot" in critical, critical
     s = run([tool("mtpc-cache"), "--cache", cache, "trace"]).stdout
@@ -88,6 +88,36 @@ def test_split_link_writes_a_trace(tmp_path):
     assert complete_events(tmp_path / "app.mtpc" / "trace.json") == []
     s = run([tool("mtpc-cache"), "trace", tmp_path / "app.mtpc"]).stdout
     assert "0 steps on 0 lanes" in s and "nothing ran" in s, s
+
+
+def test_link_splits_only_where_it_pays(tmp_path):
+    """Issue 37, item 1 at the link: by cost, a module is split only when that shortens the
+    predicted makespan of the link's backends. On 2 jobs, beside the larger module split in 2,
+    the smaller one has no idle core to gain: not split, and the summary line and the trace
+    say why. Alone, the same smaller module is the long pole and is split."""
+    lib = big_source(tmp_path / "two.c", funcs=40)
+    lib.write_text(lib.read_text().replace("int main(", "int two_main("))
+    run([llvm_tool("clang"), "-O2", "-flto=thin", "-c", lib, "-o", tmp_path / "two.o"])
+    one = program(tmp_path, "one")
+    costs = dict(reversed(l.split(" ", 2)[::2]) for l in run(
+        [tool("mtpc-split"), "--print-cost", one, tmp_path / "two.o"]).stdout.splitlines())
+    assert int(costs[str(tmp_path / "two.o")]) > 2 * int(costs[str(one)]), costs
+
+    def link(*objs, out):
+        return run([tool("mtpc-link"), "--cost-threshold", "0", "--relay", "never", "--partitions", "2",
+                    "--jobs", "2", "--cache", tmp_path / "plans.sqlite", "--", llvm_tool("clang"), "-O2",
+                    "-flto=thin", "-fuse-ld=lld", "-rdynamic", *objs, "-o", out]).stdout
+
+    line = link(one, tmp_path / "two.o", out=tmp_path / "both")
+    assert re.search(r"2 modules, 1 split \(two\.o: 2 partitions\)", line), line
+    assert re.search(r"not split: one\.o \d+: the cores are busy with 1 other backend "
+                     r"\(predicted [\d.]+ s split vs [\d.]+ s unsplit\)", line), line
+    events = complete_events(tmp_path / "both.mtpc" / "trace.json")
+    why = {e["args"]["module"]: e["args"]["reason"] for e in events if "module" in e["args"]}
+    assert why["one.o"].startswith("not split: the cores are busy with 1 other backend"), why
+    assert why["two.o"].startswith("split in 2: predicted "), why
+    alone = link(one, out=tmp_path / "alone")
+    assert re.search(r"1 module, 1 split \(one\.o: 2 partitions\)", alone), alone
 
 
 def test_trace_of_nothing_is_an_error_naming_the_file(tmp_path):

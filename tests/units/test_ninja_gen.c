@@ -354,6 +354,33 @@ static void test_depfile(const char *dir)
 	}
 }
 
+/* The split decision by predicted makespan (graph.h, graph_split_choice). */
+static void test_split_choice(void)
+{
+	/* SQLite's shell alone on 2 cores: sqlite3.o is the long pole; split. */
+	struct split_choice c = graph_split_choice(221348, 18000, 18000, 2, 2, -1);
+	CHECK(c.parts == 2 && c.whole_span == 221348 && c.split_span == 22134 + 110674);
+	/* The issue's link: 34 other backends of 70k keep both cores busy; a
+	 * split only adds its overhead. */
+	c = graph_split_choice(368000, 34 * 70000, 70000, 2, 2, -1);
+	CHECK(c.parts == 0 && c.whole_span == (34 * 70000 + 368000) / 2 && c.split_span > c.whole_span);
+	/* The same module alone on 16 cores: every partition shortens it. */
+	c = graph_split_choice(221348, 0, 0, 16, 16, -1);
+	CHECK(c.parts == 16 && c.split_span == 22134 + 13835);
+	/* A gain under SPLIT_MIN_GAIN: not worth a new split, but a module
+	 * split last time stays split (the prediction is no longer). */
+	c = graph_split_choice(100000, 82000, 82000, 2, 2, -1);
+	CHECK(c.parts == 0 && c.whole_span == 100000 && c.split_span == 96000);
+	CHECK(graph_split_choice(100000, 82000, 82000, 2, 2, 1).parts == 2);
+	CHECK(graph_split_choice(100000, 80000, 80000, 2, 2, -1).parts == 2); /* 5%: enough */
+	/* Two partitions already bring it down to what the other work takes:
+	 * more would only duplicate more. */
+	c = graph_split_choice(100000, 150000, 30000, 4, 4, -1);
+	CHECK(c.parts == 2 && c.split_span == 65000 && c.whole_span == 100000);
+	/* Splitting off. */
+	CHECK(graph_split_choice(1000000, 0, 0, 8, 1, -1).parts == 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *tmp = argc > 1 ? argv[1] : "/tmp";
@@ -366,6 +393,7 @@ int main(int argc, char **argv)
 	test_sched();
 	test_debugfix();
 	test_depfile(dir);
+	test_split_choice();
 	free(dir);
 	return CHECK_REPORT();
 }
