@@ -147,7 +147,8 @@ static void read_manifest(char *text, struct manifest *mf)
 			mf->outs = xrealloc(mf->outs, (mf->nouts + 1) * sizeof *mf->outs);
 			mf->outs[mf->nouts++] = (struct out_ref){mf->v[i].outs.v[k], i};
 		}
-	qsort(mf->outs, mf->nouts, sizeof *mf->outs, cmp_out_ref);
+	if (mf->nouts) /* (qsort wants a valid pointer even for none) */
+		qsort(mf->outs, mf->nouts, sizeof *mf->outs, cmp_out_ref);
 }
 
 /* The edge that writes path, or -1. */
@@ -449,7 +450,8 @@ int trace_write(const char *dir, const char *manifest, const struct trace_mark *
 		n++;
 	}
 	sort_mf = &mf;
-	qsort(ev, n, sizeof *ev, cmp_event);
+	if (n)
+		qsort(ev, n, sizeof *ev, cmp_event);
 	for (size_t i = 0; i < n; i++)
 		mf.v[ev[i].edge].event = (int)i;
 	long long critical = mark_critical(&mf, ev, n);

@@ -66,7 +66,9 @@ static json_t *events_of(const char *dir)
 	char *p = xasprintf("%s/trace.json", dir);
 	json_t *j = json_load_file(p, 0, NULL);
 	free(p);
-	return j ? json_incref(json_object_get(j, "traceEvents")) : NULL;
+	json_t *events = j ? json_incref(json_object_get(j, "traceEvents")) : NULL;
+	json_decref(j);
+	return events;
 }
 
 /* The complete events of the trace in dir, and checks that hold for any:
