@@ -137,8 +137,10 @@ Cache variables
   summary counts at least this many instructions (empty, the default:
   ``mtpc-link``'s default, 100000, about 6 s of backend). Once the plan cache
   has measured the link's modules, a module whose measured backend time
-  disagrees with its estimate is judged by the measurement. Each link's
-  summary line says why each large module was or was not split.
+  disagrees with its estimate is judged by the measurement. At the link, such
+  a module is split only when that shortens the predicted time of the link's
+  backends (not when the other backends keep the cores busy anyway). Each
+  link's summary line says why each large module was or was not split.
 ``MTPC_RELAY_COST``
   Modules not split but estimated to cost at least this many instructions
   may be relayed (see ``MTPC_RELAY``): compiled as one partition behind the
