@@ -1,7 +1,8 @@
 /* cli.c: mtpc-cache, inspecting the plan cache: command dispatch, help,
  * option parsing and the helpers the command files share. The commands
  * themselves live in cli_show.c (list, show), cli_stats.c (stats, diff) and
- * cli_admin.c (path, gc, export, record, store, lookup). */
+ * cli_admin.c (path, gc, export, record, store, lookup), cli_trace.c
+ * (trace). */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "util.h"
@@ -76,6 +77,19 @@ static const struct command commands[] = {
 	 "whether the file exists. The rules, as in the build: --cache FILE, else\n"
 	 "$MTPC_CACHE, else $XDG_CACHE_HOME/mtpc/plans.sqlite, else\n"
 	 "$HOME/.cache/mtpc/plans.sqlite.\n"},
+	{"trace", cmd_trace, "where the last link's or split compile's time went",
+	 "usage: mtpc-cache trace [PATH] [--cache FILE]\n"
+	 "\n"
+	 "Summarize the trace of an inner build (trace.json, Chrome trace-event\n"
+	 "JSON: open it in Perfetto or chrome://tracing for the picture): per kind\n"
+	 "of step (thinlink, split, slot, merge, join, backend, link, ...) how many\n"
+	 "ran, their total and longest seconds; the critical path, from the step\n"
+	 "that ended last back through the inputs that ended last; how busy the\n"
+	 "lanes (the cores the build used) were; why each module was split or not.\n"
+	 "PATH: a trace.json, an inner directory (<output>.mtpc), or a link's or\n"
+	 "compile's output. Without PATH: the last trace any link or split compile\n"
+	 "using this cache wrote (named in last-trace next to the database).\n"
+	 "See docs/build-integration.md, \"Where the time went\".\n"},
 	{"record", cmd_record, "record a partition's compile time (for scripts and tests)",
 	 "usage: mtpc-cache record --module-hash H --options-hash O --partition I\n"
 	 "                         --seconds S (--object-bytes B | --object FILE)\n"
@@ -122,9 +136,9 @@ static void main_help(FILE *out)
 		     "  -h, --help    this help; `mtpc-cache <command> --help` for a command\n"
 		     "  --version     print the version\n"
 		     "\n"
-		     "Read-only commands (list, show, stats, diff, export, lookup, path) never\n"
-		     "create or write the database. $MTPC_CACHE_BUSY_TIMEOUT_MS: how long to\n"
-		     "wait for a lock (default 5000).\n");
+		     "Read-only commands (list, show, stats, diff, export, lookup, path, trace)\n"
+		     "never create or write the database. $MTPC_CACHE_BUSY_TIMEOUT_MS: how long\n"
+		     "to wait for a lock (default 5000).\n");
 }
 
 void cli_help(const char *cmd, FILE *out)

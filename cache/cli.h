@@ -65,5 +65,6 @@ int cmd_path(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_lookup(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 #endif

@@ -137,8 +137,10 @@ Cache variables
   summary counts at least this many instructions (empty, the default:
   ``mtpc-link``'s default, 100000, about 6 s of backend). Once the plan cache
   has measured the link's modules, a module whose measured backend time
-  disagrees with its estimate is judged by the measurement. Each link's
-  summary line says why each large module was or was not split.
+  disagrees with its estimate is judged by the measurement. At the link, such
+  a module is split only when that shortens the predicted time of the link's
+  backends (not when the other backends keep the cores busy anyway). Each
+  link's summary line says why each large module was or was not split.
 ``MTPC_RELAY_COST``
   Modules not split but estimated to cost at least this many instructions
   may be relayed (see ``MTPC_RELAY``): compiled as one partition behind the
@@ -205,6 +207,13 @@ Cache variables
   More ``mtpc-split`` options (a ;-list, e.g. ``--copy-budget;0.05``; see
   ``mtpc-split --help``), default empty. A wrong option makes every split
   fall back to the plain backend with a warning; the build still succeeds.
+
+A change of a variable reruns only the compiles it concerns: the options of
+``mtpc-compile`` live in files (``CMakeFiles/mtpc-compile*.rsp``, written only
+when their text changes), not on the compile rule's command line, and the
+compiles costly enough to split name the file of the options that decide
+their split in their depfile (see docs/build-integration.md). Only
+``MTPC_SPLIT_COMPILE`` recompiles every source of the enabled targets.
 
 Variables that locate the tools (normally found automatically, relative to
 this file: ``<prefix>/bin`` in an installed tree):
@@ -490,10 +499,30 @@ function(_mtpc_common_opts out)
   set(${out} "${opts}" PARENT_SCOPE)
 endfunction()
 
-# mtpc-compile as the compiler launcher of target's C and C++ compiles
-# (MTPC_SPLIT_COMPILE): a compile whose IR is costly runs LLVM's pre-link
-# pipeline in parallel partitions. A target that has a compiler launcher of
-# its own (ccache, ...) keeps it, with one status line.
+# Write text to file unless it holds it already: an unchanged file keeps its
+# mtime, and the compiles that depend on it do not rerun.
+function(_mtpc_write_if_changed file text)
+  set(old "")
+  if(EXISTS "${file}")
+    file(READ "${file}" old)
+  endif()
+  if(NOT old STREQUAL text)
+    file(WRITE "${file}" "${text}")
+  endif()
+endfunction()
+
+# The words of list as the text of an mtpc-compile options file (@FILE): one
+# double-quoted word a line.
+function(_mtpc_rsp_text out words)
+  set(text "")
+  foreach(word IN LISTS words)
+    string(REPLACE "\\" "\\\\" q "${word}")
+    string(REPLACE "\"" "\\\"" q "${q}")
+    string(APPEND text "\"${q}\"\n")
+  endforeach()
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
 # A compiler launcher that runs ccache first and mtpc-compile behind it, from
 # a target's own launcher own (a list starting with ccache; an mtpc-compile
 # in it, as in "ccache;mtpc-compile", is dropped): ccache's CCACHE_PREFIX
@@ -530,6 +559,22 @@ function(_mtpc_behind_ccache own opts out)
     "MTPC_COMPILE_OPTIONS=${words}" ${rest} PARENT_SCOPE)
 endfunction()
 
+# mtpc-compile as the compiler launcher of target's C and C++ compiles
+# (MTPC_SPLIT_COMPILE): a compile whose IR is costly runs in parallel
+# partitions. A target whose launcher is ccache keeps it in front
+# (_mtpc_behind_ccache); one with another launcher of its own keeps it, with
+# one status line.
+#
+# Every MTPC option lives in an options file (@FILE), not on the compile
+# rule's command line, whose change would recompile every source of the
+# target: CMakeFiles/mtpc-compile.rsp holds those that change no object
+# (jobs, cache, executor, launcher, ninja); CMakeFiles/mtpc-compile-split.rsp
+# (mtpc-compile-split-<target>.rsp for a target with its own PARTITIONS or
+# COST) those that decide whether a compile is split and into how many
+# partitions. mtpc-compile adds the latter to the depfile of each compile it
+# concerns (costly enough to split), so that changing MTPC_MAX_PARTITIONS or
+# MTPC_SPLIT_COST reruns those compiles and no other. Both files are written
+# only when their text changes.
 function(_mtpc_compile_launcher target langs)
   if(NOT MTPC_SPLIT_COMPILE OR NOT MTPC_COMPILE_EXECUTABLE OR NOT EXISTS "${MTPC_COMPILE_EXECUTABLE}")
     return()
@@ -540,39 +585,41 @@ function(_mtpc_compile_launcher target langs)
   elseif(CMAKE_GENERATOR MATCHES "^Ninja" AND CMAKE_MAKE_PROGRAM)
     list(APPEND all "--ninja=${CMAKE_MAKE_PROGRAM}")
   endif()
-  # The options that change the object stay on the command line (a change
-  # recompiles); the others go to a file read with @, so that changing
-  # MTPC_JOBS, the cache, the executor or the launcher recompiles nothing.
-  set(opts "")
-  set(rsp "")
+  # --partitions always, 0 when unset (the cores): the split file must set
+  # an option that decides the split from the start, or setting
+  # MTPC_MAX_PARTITIONS later would find no compile depending on it.
+  set(split "")
+  set(other "")
   foreach(word IN LISTS all)
     if(word MATCHES "^--(partitions|cost-threshold|split-tool|split-arg)=")
-      list(APPEND opts "${word}")
+      list(APPEND split "${word}")
     else()
-      string(REPLACE "\\" "\\\\" q "${word}")
-      string(REPLACE "\"" "\\\"" q "${q}")
-      string(APPEND rsp "\"${q}\"\n")
+      list(APPEND other "${word}")
     endif()
   endforeach()
-  set(file "${CMAKE_BINARY_DIR}/CMakeFiles/mtpc-compile.rsp")
-  set(old "")
-  if(EXISTS "${file}")
-    file(READ "${file}" old)
+  if(NOT split MATCHES "(^|;)--partitions=")
+    list(INSERT split 0 "--partitions=0")
   endif()
-  if(NOT old STREQUAL rsp)
-    file(WRITE "${file}" "${rsp}")
+  set(split_file "${CMAKE_BINARY_DIR}/CMakeFiles/mtpc-compile-split.rsp")
+  if(_MTPC_PARTITIONS OR (DEFINED _MTPC_COST AND NOT _MTPC_COST STREQUAL ""))
+    set(split_file "${CMAKE_BINARY_DIR}/CMakeFiles/mtpc-compile-split-${target}.rsp")
   endif()
-  list(APPEND opts "@${file}")
+  set(other_file "${CMAKE_BINARY_DIR}/CMakeFiles/mtpc-compile.rsp")
+  _mtpc_rsp_text(text "${split}")
+  _mtpc_write_if_changed("${split_file}" "${text}")
+  _mtpc_rsp_text(text "${other}")
+  _mtpc_write_if_changed("${other_file}" "${text}")
   foreach(lang IN ITEMS C CXX)
     if(NOT lang IN_LIST langs)
       continue()
     endif()
     get_target_property(own ${target} ${lang}_COMPILER_LAUNCHER)
     if(NOT own)
-      set_property(TARGET ${target} PROPERTY ${lang}_COMPILER_LAUNCHER "${MTPC_COMPILE_EXECUTABLE}" ${opts} --)
+      set_property(TARGET ${target} PROPERTY ${lang}_COMPILER_LAUNCHER "${MTPC_COMPILE_EXECUTABLE}"
+        "@${split_file}" "@${other_file}" --)
       continue()
     endif()
-    _mtpc_behind_ccache("${own}" "${opts}" launcher)
+    _mtpc_behind_ccache("${own}" "@${split_file};@${other_file}" launcher)
     if(launcher)
       set_property(TARGET ${target} PROPERTY ${lang}_COMPILER_LAUNCHER "${launcher}")
     else()

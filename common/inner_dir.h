@@ -10,6 +10,7 @@
  *   INNER_THINLINK_RSP, INNER_LINK_RSP   the thin link's and final link's arguments
  *   INNER_THINLINK_CRASHED     left by a thin link whose linker crashed
  *   INNER_JOBS_IMPLICIT        the lock of the front end's make token (jobs.h)
+ *   INNER_TRACE                the last inner build's trace (ninja-gen/trace/trace.h)
  *   mod/<key>/                 one module (MOD_*), its split outputs in parts/ (SPLIT_*)
  */
 #ifndef MTPC_INNER_DIR_H
@@ -48,5 +49,10 @@
 #define INNER_THINLINK_CRASHED "thinlink.crashed"
 #define INNER_JOBS_IMPLICIT "jobs.implicit"
 #define INNER_THINLTO_CACHE "thinlto-cache" /* lld's cache, for a link MTPC leaves to it */
+#define INNER_TRACE "trace.json"  /* where the last inner build's time went (trace.h) */
+
+/* Next to the plan cache's database: the path of the last trace written,
+ * one line (what `mtpc-cache trace` reads without a path). */
+#define CACHE_LAST_TRACE "last-trace"
 
 #endif

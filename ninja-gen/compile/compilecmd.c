@@ -122,7 +122,7 @@ static int sanitizer_kind(const char *list)
 int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 {
 	memset(cc, 0, sizeof *cc);
-	cc->src = cc->out = -1;
+	cc->src = cc->out = cc->depfile = -1;
 	strcpy(cc->opt, "0");
 	if (rsp_expand(&cc->args, argc, argv) < 0)
 		return -1;
@@ -158,6 +158,10 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 				cc->drop[i] = cc->drop[i + 1] = 1;
 			} else if (pp && !strcmp(pp, w)) {
 				cc->drop[i] = cc->drop[i + 1] = 1;
+				if (!strcmp(w, "-MF")) {
+					cc->depfile = (int)i + 1;
+					cc->depfile_joined = 0;
+				}
 				cc->deps_target |= !strcmp(w, "-MT") || !strcmp(w, "-MQ");
 			} else if (!strcmp(w, "-Xclang") && (!strcmp(cc->args.v[i + 1], "-include-pch") ||
 							     !strcmp(cc->args.v[i + 1], "-include"))) {
@@ -185,6 +189,10 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 			cc->drop[i] = 1;
 			cc->deps |= !strcmp(w, "-MD") || !strcmp(w, "-MMD");
 			cc->deps_target |= !strncmp(w, "-MT", 3) || !strncmp(w, "-MQ", 3);
+			if (!strncmp(w, "-MF", 3) && w[3]) {
+				cc->depfile = (int)i;
+				cc->depfile_joined = 1;
+			}
 			if (!strncmp(w, "-x", 2) && strcmp(w, "-xc") && strcmp(w, "-xc++"))
 				lang_ok = 0;
 			continue;
@@ -264,6 +272,21 @@ const char *compilecmd_output(const struct compilecmd *cc)
 	return cc->out_joined ? cc->args.v[cc->out] + 2 : cc->args.v[cc->out];
 }
 
+char *compilecmd_depfile(const struct compilecmd *cc)
+{
+	if (!cc->deps)
+		return NULL;
+	if (cc->depfile >= 0)
+		return xstrdup(cc->args.v[cc->depfile] + (cc->depfile_joined ? 3 : 0));
+	const char *out = compilecmd_output(cc);
+	if (!out)
+		return NULL;
+	/* clang's: the output's extension (of its last component) replaced */
+	const char *base = mtpc_base_name(out), *dot = strrchr(base, '.');
+	size_t keep = dot && dot != base ? (size_t)(dot - out) : strlen(out);
+	return xasprintf("%.*s.d", (int)keep, out);
+}
+
 void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct strv *cmd)
 {
 	for (size_t i = 0; i < cc->args.n; i++) {
@@ -276,6 +299,12 @@ void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct str
 	/* The depfile names the real output, whatever -o says here. */
 	if (cc->deps && !cc->deps_target)
 		strv_addl(cmd, "-MT", compilecmd_output(cc), NULL);
+	/* Clang's default depfile follows -o, which names bc here. */
+	if (cc->deps && cc->depfile < 0) {
+		char *d = compilecmd_depfile(cc);
+		strv_addl(cmd, "-MF", d, NULL);
+		free(d);
+	}
 	strv_addl(cmd, "-Xclang", "-disable-llvm-passes", NULL);
 	/* A ThinLTO compile writes bitcode anyway; a plain one must be told. */
 	if (cc->native)

@@ -30,6 +30,8 @@ struct compilecmd {
 	int deps;             /* -MD or -MMD: the frontend writes the depfile */
 	int deps_target;      /* -MT or -MQ given (else the frontend must name the
 	                       * real output as the depfile's target) */
+	int depfile;          /* index of the word holding the -MF path, or -1 */
+	int depfile_joined;   /* that word is "-MF<path>" */
 	char opt[4];          /* the -O level: "0".."3", "s", "z", "g" */
 	int native;           /* a plain compile to a native object (no -flto),
 	                       * else a ThinLTO compile */
@@ -48,10 +50,15 @@ void compilecmd_free(struct compilecmd *cc);
 const char *compilecmd_source(const struct compilecmd *cc);
 const char *compilecmd_output(const struct compilecmd *cc);
 
+/* The depfile the compile writes (heap string), or NULL without -MD/-MMD:
+ * -MF's path, else clang's default, the output's with its extension
+ * replaced by ".d". */
+char *compilecmd_depfile(const struct compilecmd *cc);
+
 /* The frontend's command into cmd: the compile as given, writing bitcode
  * (-emit-llvm for a plain compile) without running LLVM's passes (-Xclang
  * -disable-llvm-passes) to bc, the depfile (if any) still naming the real
- * output. */
+ * output and written where the compile writes it (not next to bc). */
 void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct strv *cmd);
 
 /* The compile of one partition into cmd: the driver and every flag of the

@@ -14,9 +14,16 @@
  * (compilecmd.h) whose cost (compile_cost() below: the previous output's summary,
  * else an estimate from the source's size) is at least the threshold; every
  * other compile runs exactly as given, and gives exactly its own bytes.
- * Any failure on the way compiles unsplit, with one warning. */
+ * Any failure on the way compiles unsplit, with one warning.
+ *
+ * The options come from the command line or from @FILEs (mtpc_enable()
+ * keeps them all in files, off the compile rule's command line). A compile
+ * whose cost reaches the threshold adds the files that set the options
+ * deciding its object to its depfile: changing MTPC_MAX_PARTITIONS reruns
+ * the compiles it concerns, not every source of the target. */
 #define _POSIX_C_SOURCE 200809L
 #include "compilecmd.h"
+#include "depfile.h"
 #include "graph.h"
 #include "inner.h"
 #include "inner_dir.h"
@@ -91,10 +98,14 @@ static const char *const usage[] = {
 	INNER_EXECUTOR_HELP
 	"  --verbose           show the inner build's commands\n"
 	"  --quiet             no progress lines\n"
-	"  @FILE               more of these options, read from FILE (before --;\n"
-	"                      mtpc_enable() keeps there those that do not change\n"
-	"                      the object, so that changing them recompiles\n"
-	"                      nothing)\n"
+	"  @FILE               more of these options, read from FILE (before --).\n"
+	"                      A compile the options concern (split, or costly\n"
+	"                      enough but held whole by --partitions 1) adds each\n"
+	"                      FILE that sets --partitions, --cost-threshold,\n"
+	"                      --split-tool or --split-arg to its depfile (-MD),\n"
+	"                      so that changing FILE reruns those compiles and no\n"
+	"                      other; mtpc_enable() keeps every MTPC option there\n"
+	"                      (CMakeFiles/mtpc-compile*.rsp)\n"
 	"  -h, --help          this help\n"
 	"      --version       print the version\n"
 	"\n"
@@ -114,7 +125,7 @@ static const char *const usage[] = {
 /* The shared options but the link's own, --quiet, and the compile command
  * (the first word that is not an option, or after "--"). Returns 0, or -1
  * after one error message. */
-static int expand_words(int argc, char **argv, struct strv *args);
+static int expand_words(int argc, char **argv, struct strv *args, struct strv *shaping);
 
 static int parse_opts(struct inner_launcher_opts *o, int argc, char **argv)
 {
@@ -124,15 +135,35 @@ static int parse_opts(struct inner_launcher_opts *o, int argc, char **argv)
 	return inner_parse_launcher(o, argc, argv, refused, 0, 1, "mtpc-compile", "compile command", usage);
 }
 
+/* The options that decide whether a compile is split and what its split
+ * writes; the others (jobs, cache, executor, launcher, ninja) change where
+ * and how fast it runs, not its object. */
+static const char *const shaping_opts[] = {"--partitions", "--cost-threshold", "--split-tool", "--split-arg",
+					   NULL};
+
+/* Whether the option words v set a shaping option ("--opt=V" or "--opt V"). */
+static int sets_shaping_option(const struct strv *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		for (int k = 0; shaping_opts[k]; k++) {
+			size_t l = strlen(shaping_opts[k]);
+			if (!strncmp(v->v[i], shaping_opts[k], l) && (!v->v[i][l] || v->v[i][l] == '='))
+				return 1;
+		}
+	return 0;
+}
+
 /* argv with the words of $MTPC_COMPILE_OPTIONS first among the options
  * (ccache's CCACHE_PREFIX runs "mtpc-compile <compile command>", with no
  * options of its own: they come from there and the MTPC_* variables), and
  * the "@FILE" words among mtpc-compile's own options (before "--") expanded,
  * into *args; the compile command's own "@FILE" words stay for the
  * compiler. Without "--" nothing is expanded (an option's value and the
- * compiler's first word could not be told apart). Returns 0, or -1 after an
- * error naming the file. */
-static int expand_own_options(int argc, char **argv, struct strv *args)
+ * compiler's first word could not be told apart). The FILEs that set a
+ * shaping option are added to *shaping: the dependencies a compile they
+ * concern adds to its depfile. Returns 0, or -1 after an error naming the
+ * file. */
+static int expand_own_options(int argc, char **argv, struct strv *args, struct strv *shaping)
 {
 	struct strv words = {0}, env = {0};
 	const char *e = getenv("MTPC_COMPILE_OPTIONS");
@@ -151,12 +182,13 @@ static int expand_own_options(int argc, char **argv, struct strv *args)
 	for (int i = 1; i < argc; i++)
 		strv_add(&words, argv[i]);
 	strv_free(&env);
-	int r = expand_words((int)words.n, words.v, args);
+	int r = expand_words((int)words.n, words.v, args, shaping);
 	strv_free(&words);
 	return r;
 }
 
-static int expand_words(int argc, char **argv, struct strv *args)
+/* expand_own_options on the words in argv (its own and the environment's). */
+static int expand_words(int argc, char **argv, struct strv *args, struct strv *shaping)
 {
 	int dd = 1;
 	while (dd < argc && strcmp(argv[dd], "--") != 0)
@@ -170,6 +202,12 @@ static int expand_words(int argc, char **argv, struct strv *args)
 		}
 	if (rsp_expand(args, dd, argv) < 0)
 		return -1;
+	for (int i = 1; i < dd; i++) {
+		struct strv words = {0};
+		if (argv[i][0] == '@' && rsp_expand(&words, 1, argv + i) == 0 && sets_shaping_option(&words))
+			strv_add(shaping, argv[i] + 1);
+		strv_free(&words);
+	}
 	for (int i = dd; i < argc; i++)
 		strv_add(args, argv[i]);
 	return 0;
@@ -333,7 +371,9 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 		goto done;
 	}
 	/* The frontend's errors are the compile's own: no fallback then. */
+	double front_start = mtpc_now();
 	int st = run_frontend(cc, inner, front);
+	double front_end = mtpc_now();
 	if (st != 0) {
 		status = st;
 		goto done;
@@ -343,6 +383,13 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 	gc.prefix = "";
 	struct graph g = {0};
 	struct module *m = graph_add_module(&g, &gc, front, front, NULL);
+	free(m->name); /* named for people by the compile's output */
+	m->name = xstrdup(mtpc_base_name(out));
+	m->split = 1;
+	m->cost = cost;
+	m->measured = measured;
+	m->why = xasprintf("split: cost %lld instructions (%s) >= %lld", cost, measured ? "measured" : "estimated",
+			   gc.cost_threshold);
 	struct graph_codegen cg = {.stage = cc->native ? STAGE_NATIVE : STAGE_PRELINK,
 				   .partition_cmd = partition_cmd, .partition_ctx = (void *)cc, .gz = cc->gz};
 	/* The join's or merge's fallback: the plain compile into its output
@@ -367,7 +414,8 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 	mtpc_cache_close(inner_open_cache(o->in.cache, "compile"));
 	if (r == 0 && graph_write(&gc, &g) == 0) {
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
-					.quiet = o->quiet || silent};
+					.quiet = o->quiet || silent, .graph = &g, .pre_kind = "frontend",
+					.pre_key = m->key, .pre_start = front_start, .pre_end = front_end};
 		if (inner_run(&o->in, &b) == 0 && mtpc_copy_file(native_abs, out, MTPC_WRITE_IF_CHANGED) == 0) {
 			/* Written only if changed, but the outer build must see that
 			 * the compile ran: else it reruns it at every build. */
@@ -401,30 +449,41 @@ int main(int argc, char **argv)
 	if (argc > 1 && steps_is_step(argv[1]))
 		return steps_main(argc, argv);
 	double t0 = mtpc_now();
-	struct strv args = {0};
+	struct strv args = {0}, shaping = {0};
 	struct inner_launcher_opts o = {0};
-	if (expand_own_options(argc, argv, &args) < 0 || parse_opts(&o, (int)args.n, args.v) < 0) {
+	if (expand_own_options(argc, argv, &args, &shaping) < 0 || parse_opts(&o, (int)args.n, args.v) < 0) {
 		inner_opts_free(&o.in);
 		strv_free(&args);
+		strv_free(&shaping);
 		return 2;
 	}
 	struct compilecmd cc;
-	int status = -1;
-	if (compilecmd_parse(&cc, o.ncmd, o.cmd) == 0 && !cc.why_not && o.in.partitions != 1) {
+	int status = -1, concerned = 0;
+	if (compilecmd_parse(&cc, o.ncmd, o.cmd) == 0 && !cc.why_not) {
 		char *self = proc_self_path();
 		char *split = o.in.split_tool ? xstrdup(o.in.split_tool) : inner_find_split_tool(self ? self : argv[0]);
 		int measured;
 		long long cost = compile_cost(&cc, split, &measured);
-		if (cost >= o.in.cost_threshold)
+		/* Costly enough: the options decide this compile's object (split,
+		 * in how many, or held whole by --partitions 1). */
+		concerned = cost >= o.in.cost_threshold;
+		if (concerned && o.in.partitions != 1)
 			status = run_split(&o, &cc, self ? self : argv[0], split, cost, measured, t0,
 					   under_ccache());
 		free(self);
 		free(split);
 	}
-	compilecmd_free(&cc);
 	if (status < 0)
 		status = run_plain(o.cmd); /* exactly the compile as given */
+	/* The options files become this compile's dependencies: the outer build
+	 * reruns it, and no compile they do not concern, when they change. */
+	char *depfile = concerned && status == 0 && shaping.n ? compilecmd_depfile(&cc) : NULL;
+	if (depfile)
+		depfile_add(depfile, shaping.v);
+	free(depfile);
+	compilecmd_free(&cc);
 	inner_opts_free(&o.in);
 	strv_free(&args);
+	strv_free(&shaping);
 	return status;
 }

@@ -50,7 +50,8 @@ static const char *const usage[] = {
 	"add linker flags per target; an option wins over its variable):\n"
 	"  --cost-threshold N  split modules costing at least N instructions\n"
 	"                      (MTPC_SPLIT_COST; default 100000, about 6 s of\n"
-	"                      backend on one core)\n"
+	"                      backend on one core), when that shortens the\n"
+	"                      predicted time of the backends on --jobs cores\n"
 	INNER_RELAY_HELP("MTPC_RELAY_COST; ", " (MTPC_RELAY)"),
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this, 0 splits every module\n"
@@ -398,6 +399,7 @@ static int build_and_deliver(const struct opts *o, const struct graph_conf *gc, 
 		.quiet = !o->progress,
 		.keep_going = 1,
 		.out = o->progress || o->in.verbose ? NULL : &out,
+		.graph = g,
 	};
 	int status = inner_run(&o->in, &b);
 	if (out.len) {

@@ -63,6 +63,139 @@ static void estimate_costs(const struct graph_conf *gc, struct graph *g)
 	free(costs);
 }
 
+/* Backend seconds of GRAPH_DEFAULT_COST_THRESHOLD instructions, for the
+ * predictions' seconds when the link has no history (graph.h). */
+#define DEFAULT_SECONDS 6.0
+
+/* The predicted makespan of backends of total work on jobs lanes, the
+ * longest of which takes longest (graph.h, SPLIT_OVERHEAD). */
+static long long span(long long work, long long longest, int jobs)
+{
+	long long spread = (work + jobs - 1) / jobs;
+	return longest > spread ? longest : spread;
+}
+
+struct split_choice graph_split_choice(long long c, long long others_work, long long others_longest, int jobs,
+				       int kmax, int was_split)
+{
+	struct split_choice ch = {0, 0, 0};
+	jobs = jobs > 0 ? jobs : 1;
+	ch.whole_span = span(others_work + c, others_longest > c ? others_longest : c, jobs);
+	long long over = c / SPLIT_OVERHEAD, best = -1;
+	long long spans[4097];
+	kmax = kmax > 4096 ? 4096 : kmax;
+	for (int k = 2; k <= kmax; k++) {
+		long long chain = over + (c + k - 1) / k;
+		spans[k] = span(others_work + c + over, others_longest > chain ? others_longest : chain, jobs);
+		if (best < 0 || spans[k] < best)
+			best = spans[k];
+	}
+	if (best < 0)
+		return ch; /* kmax < 2: splitting off */
+	int k = 2;
+	while (k < kmax && spans[k] * 100 > best * (100 + SPLIT_K_SLACK))
+		k++;
+	ch.split_span = spans[k];
+	int pays = was_split == 1 ? ch.split_span <= ch.whole_span
+				  : ch.split_span * 100 <= ch.whole_span * (100 - SPLIT_MIN_GAIN);
+	ch.parts = pays ? k : 0;
+	return ch;
+}
+
+/* Seconds for a "%.*f": whole ones from 10 s, tenths from 1 s, else hundredths. */
+#define SECS(s) ((double)(s) >= 10 ? 0 : (double)(s) >= 1 ? 1 : 2), (double)(s)
+
+/* Decide, costliest first, which of the modules whose cost reached the
+ * threshold (m->split set) a split pays for (graph_split_choice), each
+ * against the others as decided so far; spc: seconds per cost unit, for
+ * the reasons. */
+static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, double spc)
+{
+	size_t n = g->nmods, nc = 0;
+	long long *chain = xmalloc((n + 1) * sizeof *chain), *work = xmalloc((n + 1) * sizeof *work);
+	size_t *cand = xmalloc((n + 1) * sizeof *cand);
+	for (size_t i = 0; i < n; i++) {
+		chain[i] = work[i] = g->mods[i].cost;
+		if (g->mods[i].split)
+			cand[nc++] = i;
+	}
+	/* costliest first (insertion sort: few candidates), then by path */
+	for (size_t a = 1; a < nc; a++)
+		for (size_t b = a; b > 0; b--) {
+			const struct module *x = &g->mods[cand[b - 1]], *y = &g->mods[cand[b]];
+			if (x->cost > y->cost || (x->cost == y->cost && strcmp(x->path, y->path) <= 0))
+				break;
+			size_t t = cand[b];
+			cand[b] = cand[b - 1];
+			cand[b - 1] = t;
+		}
+	for (size_t a = 0; a < nc; a++) {
+		size_t i = cand[a];
+		struct module *m = &g->mods[i];
+		long long others = 0, longest = 0;
+		int busy = 0;
+		for (size_t j = 0; j < n; j++)
+			if (j != i) {
+				others += work[j];
+				longest = chain[j] > longest ? chain[j] : longest;
+				busy++;
+			}
+		struct split_choice ch = graph_split_choice(m->cost, others, longest, gc->jobs, gc->kmax, m->was_split);
+		free(m->why);
+		m->why = NULL;
+		if (ch.parts) {
+			m->parts = ch.parts;
+			chain[i] = m->cost / SPLIT_OVERHEAD + (m->cost + ch.parts - 1) / ch.parts;
+			work[i] = m->cost + m->cost / SPLIT_OVERHEAD;
+			m->why = xasprintf("in %d: predicted %.*f s split vs %.*f s unsplit", ch.parts,
+					   SECS(ch.split_span * spc), SECS(ch.whole_span * spc));
+		} else {
+			m->split = 0;
+			m->held = 1;
+			m->why = xasprintf("the cores are busy with %d other backend%s (predicted %.*f s split vs %.*f s "
+					   "unsplit)", busy, busy == 1 ? "" : "s", SECS(ch.split_span * spc),
+					   SECS(ch.whole_span * spc));
+		}
+	}
+	free(chain);
+	free(work);
+	free(cand);
+}
+
+/* m->why: the rule that chose, and the numbers it compared (after what
+ * choose_by_makespan left there). */
+static void explain(const struct graph_conf *gc, struct module *m)
+{
+	const char *measured = m->measured ? " (measured)" : "";
+	char *pred = m->why;
+	m->why = NULL;
+	if (gc->kmax < 2)
+		m->why = xstrdup("not split: splitting off (1 partition)");
+	else if (gc->threshold >= 0)
+		m->why = xasprintf("%s: %lld bitcode bytes %s %lld", m->split ? "split" : "not split", m->size,
+				   m->split ? ">" : "<=", gc->threshold);
+	else if (m->split && m->cost < gc->cost_threshold)
+		m->why = xasprintf("split %s: cost %lld instructions%s, under %lld but split last time (it stays "
+				   "split down to 3/4 of the threshold)", pred ? pred : "", m->cost, measured,
+				   gc->cost_threshold);
+	else if (m->split)
+		m->why = xasprintf("split %s: cost %lld instructions%s >= %lld", pred ? pred : "", m->cost, measured,
+				   gc->cost_threshold);
+	else if (m->held)
+		m->why = xasprintf("not split: %s; cost %lld instructions%s >= %lld", pred ? pred : "", m->cost,
+				   measured, gc->cost_threshold);
+	else if (m->relay && gc->relay == GRAPH_RELAY_ALWAYS)
+		m->why = xasprintf("relayed: cost %lld instructions%s >= relay cost %lld (--relay always)", m->cost,
+				   measured, gc->relay_cost);
+	else if (m->relay)
+		m->why = xasprintf("relayed: cost %lld instructions%s >= relay cost %lld, and other modules' changes "
+				   "forced %d of its last %d rebuilds", m->cost, measured, gc->relay_cost, m->forced,
+				   m->rebuilds);
+	else
+		m->why = xasprintf("not split: cost %lld instructions%s < %lld", m->cost, measured, gc->cost_threshold);
+	free(pred);
+}
+
 /* Decide which modules are split, and why. By bytes when gc->threshold >= 0;
  * else by cost: the summary's instruction count, replaced by the measured
  * history where that disagrees by more than a quarter. Seconds are turned
@@ -113,6 +246,13 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 			m->split = m->cost * 4 >= gc->cost_threshold * 3; /* hysteresis */
 		else
 			m->split = m->cost >= gc->cost_threshold;
+		m->parts = m->split ? gc->kmax : 0;
+	}
+	/* By cost, a split must also pay: shorten the link's backends. */
+	if (by_cost && gc->kmax >= 2)
+		choose_by_makespan(gc, g, nhist >= 2 ? hist_secs / hist_insts : DEFAULT_SECONDS / GRAPH_DEFAULT_COST_THRESHOLD);
+	for (size_t i = 0; i < g->nmods; i++) {
+		struct module *m = &g->mods[i];
 		/* Relayed: big enough that its recompile is worth an import step
 		 * to avoid, and other modules' changes keep forcing it (graph.h). */
 		m->relay = by_cost && !m->split && gc->kmax >= 2 && m->cost >= gc->relay_cost &&
@@ -128,5 +268,6 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 		m->watch = by_cost && gc->kmax >= 2 && !m->split && !m->relay &&
 			   (m->cost * 2 >= gc->cost_threshold ||
 			    (gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
+		explain(gc, m);
 	}
 }

@@ -366,8 +366,10 @@ int graph_emit_modules(const struct graph_conf *gc, const struct graph_codegen *
 	for (size_t k = 0; k < g->nmods; k++) {
 		const struct module *m = &g->mods[order[k]];
 		if (m->split) {
-			r |= graph_emit_split(&g->ninja, gc, cg, m, gc->kmax,
-					weighted[k] ? &shares[k * gc->kmax] : NULL);
+			/* the shares are planned for kmax partitions */
+			int parts = m->parts > 0 ? m->parts : gc->kmax;
+			r |= graph_emit_split(&g->ninja, gc, cg, m, parts,
+					weighted[k] && parts == gc->kmax ? &shares[k * gc->kmax] : NULL);
 		} else if (m->relay) {
 			r |= graph_emit_split(&g->ninja, gc, cg, m, 1, NULL);
 		} else {

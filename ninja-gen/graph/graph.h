@@ -54,6 +54,35 @@ typedef void (*graph_history_fn)(void *ctx, const char *module_path, struct modu
  * times the work of plain ThinLTO at 50k. */
 #define GRAPH_DEFAULT_COST_THRESHOLD 100000
 
+/* Whether a split pays, by the predicted makespan of the link's backends:
+ * with J jobs the backends take at least the longest one's time and at
+ * least their total work over J (a list schedule comes within the longest
+ * task of that bound). Split into k partitions, a module of cost c becomes
+ * a chain of c/SPLIT_OVERHEAD (its import, split and merge) and one slot
+ * of c/k, and adds c/SPLIT_OVERHEAD to the total: on cores the other
+ * backends keep busy, the split shortens nothing and costs its overhead.
+ * A module whose cost reaches the threshold is split when that shortens the
+ * prediction by SPLIT_MIN_GAIN percent (one split last time: when it does
+ * not lengthen it), into the fewest partitions that come within
+ * SPLIT_K_SLACK percent of the shortest prediction (fewer partitions
+ * duplicate less work). */
+#define SPLIT_OVERHEAD 10
+#define SPLIT_MIN_GAIN 5
+#define SPLIT_K_SLACK 2
+
+struct split_choice {
+	int parts;            /* partitions, 0: not split */
+	long long split_span; /* predicted makespan split into the best k (or
+	                       * into 2 when no k pays), in cost units */
+	long long whole_span; /* predicted makespan unsplit */
+};
+
+/* The choice for a module of cost c, beside other backends of total work
+ * others_work whose longest takes others_longest, with jobs lanes and at
+ * most kmax partitions; was_split: it was split at its last build. */
+struct split_choice graph_split_choice(long long c, long long others_work, long long others_longest, int jobs,
+				       int kmax, int was_split);
+
 /* A module not split, with at least 1/RELAY_FRACTION of the threshold's
  * cost (the default of graph_conf.relay_cost), may be relayed: split into
  * one partition (import, then placeholder checksums and virtual lines),
@@ -164,6 +193,10 @@ struct module {
 	int measured;    /* cost comes from the history */
 	int was_split;   /* history: split at its last build (1), not (0), unknown (-1) */
 	int split;
+	int parts;       /* partitions of a split module (graph_split_choice;
+	                  * graph_conf.kmax when chosen by size) */
+	int held;        /* its cost reached the threshold, but splitting it would
+	                  * not shorten the link's backends (the cores are busy) */
 	int relay;       /* not split, but compiled as one partition behind the
 	                  * split step's import (RELAY_FRACTION) */
 	int record;      /* its backend/merge step records its time (history) */
@@ -173,6 +206,9 @@ struct module {
 	                  * (mtpc-link runs an inner build for it only when it
 	                  * relinks an output: needs_inner_build) */
 	int rebuilds, forced; /* history: struct module_history */
+	char *why;   /* why it is split, relayed or not, for people: "split: cost
+	              * 221348 instructions >= 100000" (graph_choose; the front end
+	              * that decides without it sets its own); heap string or NULL */
 };
 
 struct graph {

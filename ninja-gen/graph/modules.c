@@ -116,6 +116,7 @@ void graph_free(struct graph *g)
 		free(g->mods[i].dir);
 		free(g->mods[i].key);
 		free(g->mods[i].shard);
+		free(g->mods[i].why);
 	}
 	free(g->mods);
 	buf_free(&g->ninja);

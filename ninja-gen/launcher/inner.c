@@ -4,6 +4,7 @@
 #include "inner_dir.h"
 #include "jobs.h"
 #include "proc.h"
+#include "trace.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -332,6 +333,8 @@ static void module_cost(struct buf *b, const char **sep, const struct module *m,
 		buf_add(b, " relayed");
 	if (m->split && m->was_split == 1 && m->cost < gc->cost_threshold)
 		buf_add(b, " (kept split: split last time, it stays split down to 3/4 of the threshold)");
+	if (m->held && m->why && !strncmp(m->why, "not split: ", 11)) /* "...; cost N..." (choose.c) */
+		buf_printf(b, ": %.*s", (int)strcspn(m->why + 11, ";"), m->why + 11);
 	*sep = ", ";
 }
 
@@ -463,6 +466,29 @@ static void relay_progress(void *arg, struct buf *out)
 	}
 }
 
+/* The trace of the build that ran since mark (trace.h). */
+static void write_trace(const struct inner_opts *o, const struct inner_build *b, const struct trace_mark *mark,
+			int jobs, double start)
+{
+	const struct graph *g = b->graph;
+	struct trace_module *mods = xcalloc(g->nmods + 1, sizeof *mods);
+	for (size_t i = 0; i < g->nmods; i++)
+		mods[i] = (struct trace_module){g->mods[i].key, g->mods[i].name, g->mods[i].why};
+	struct trace_info info = {.tool = mtpc_progname(), .output = g->output ? g->output : b->name,
+				  .jobs = jobs, .mods = mods, .nmods = g->nmods};
+	if (b->pre_kind) {
+		info.pre_kind = b->pre_kind;
+		info.pre_key = b->pre_key;
+		info.pre_end_ms = (long long)((b->pre_end - b->pre_start) * 1000 + 0.5);
+		info.start_ms = (long long)((start - b->pre_start) * 1000 + 0.5);
+	}
+	char *db = mtpc_cache_resolve_path(o->cache, NULL), *last = trace_last_path(db);
+	trace_write(b->dir, b->manifest, mark, &info, last);
+	free(last);
+	free(db);
+	free(mods);
+}
+
 int inner_run(const struct inner_opts *o, const struct inner_build *b)
 {
 	const char *ninja = o->ninja ? o->ninja : "ninja";
@@ -502,7 +528,12 @@ int inner_run(const struct inner_opts *o, const struct inner_build *b)
 		io.on_out = relay_progress;
 		io.on_out_arg = &pr;
 	}
+	struct trace_mark mark;
+	trace_mark(b->dir, &mark);
+	double start = mtpc_now();
 	int status = proc_spawn(argv.v, &io);
+	if (b->graph)
+		write_trace(o, b, &mark, atoi(jobs_s), start);
 	if (pr.tty >= 0) {
 		relay_progress(&pr, &pout);
 		fwrite(pout.s ? pout.s : "", 1, pout.len, stdout); /* an unfinished last line */

@@ -163,6 +163,12 @@ struct inner_build {
 	int quiet;            /* no progress lines (ninja --quiet) */
 	int keep_going;       /* -k 0: every edge that can be built is */
 	struct buf *out;      /* if non-NULL: ninja's stdout captured here */
+	const struct graph *graph; /* if non-NULL: the build's modules, and a trace
+	                            * of the build is written (trace.h) */
+	const char *pre_kind, *pre_key; /* the front end's own step before the
+	                            * build, for the trace (mtpc-compile's
+	                            * "frontend"; NULL: none), its module's key */
+	double pre_start, pre_end; /* and when it ran (mtpc_now()) */
 };
 
 /* Run the inner build with the front end's options: the Slurm allocation
@@ -173,7 +179,9 @@ struct inner_build {
  * edge's output only when it ends) but there is one, straight to it as they
  * come, each on a line of its own above the outer build's status line, and
  * only the rest (compiler messages) to stdout. After Ctrl-C it raises the
- * signal again once the allocation is gone. Returns ninja's exit status. */
+ * signal again once the allocation is gone. With b->graph, the build's trace
+ * goes to <dir>/trace.json (each module's reason from its why), named in
+ * the plan cache's directory as the last one. Returns ninja's exit status. */
 int inner_run(const struct inner_opts *o, const struct inner_build *b);
 
 /* Online cores (at least 1): the default of --jobs and --partitions. */

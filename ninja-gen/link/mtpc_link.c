@@ -46,8 +46,11 @@ static const char *const usage[] = {
 	"backend times of at least two of the link's modules, a module whose\n"
 	"measured time disagrees with its estimate by more than a quarter is\n"
 	"judged by the measurement instead (converted to instructions at the\n"
-	"rate of the link's measured modules). --threshold chooses by bitcode\n"
-	"size instead.\n"
+	"rate of the link's measured modules). Such a module is split only when\n"
+	"that shortens the predicted time of the link's backends on --jobs cores\n"
+	"(not when the other backends keep the cores busy anyway), into the\n"
+	"fewest partitions that do; the summary line says why not. --threshold\n"
+	"chooses by bitcode size instead.\n"
 	"\n"
 	"options:\n"
 	"  --cost-threshold N  split modules costing at least N instructions\n"
@@ -241,7 +244,7 @@ static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *
 		status = status ? 1 : 0;
 	} else if (status == 0) {
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
-					.quiet = o->quiet};
+					.quiet = o->quiet, .graph = g};
 		status = inner_run(&o->in, &b);
 		char *crashed = xasprintf("%s/" INNER_THINLINK_CRASHED, inner);
 		if (status && access(crashed, F_OK) == 0) {

@@ -426,6 +426,77 @@ def test_cmake_sets_the_compiler_launcher(tmp_path):
     assert "mtpc-compile" not in (tmp_path / "off" / "build.ninja").read_text()
 
 
+def compiles_run(bdir):
+    """Build bdir with `ninja -d explain`; the objects it compiled (from Ninja's explanations
+    of the edges it ran, CMake's Building lines) and its output."""
+    r = run(["ninja", "-C", bdir, "-d", "explain"])
+    out = r.stdout + r.stderr
+    return sorted(set(re.findall(r"Building C object (\S+)", out))), out
+
+
+def test_cmake_tuning_reruns_only_the_compiles_it_changes(tmp_path):
+    """Issue 37, item 5: MTPC's cache variables live in options files, not on the compile
+    rule's command line, and a split compile (or one held whole only by
+    MTPC_MAX_PARTITIONS=1) names the file of the options that decide its split in its
+    depfile. Changing MTPC_MAX_PARTITIONS or MTPC_SPLIT_COST reruns that compile, never the
+    small one; changing MTPC_JOBS reruns nothing."""
+    from test_build_cmake_compat import configure
+    src = tmp_path / "src"
+    src.mkdir()
+    big_source(src / "big.c", funcs=400)
+    (src / "small.c").write_text("int small_one(int x) { return x + 1; }\n")
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(tune C)\nfind_package(MTPC REQUIRED)\n"
+        "add_executable(app big.c small.c)\nmtpc_enable(app)\n")
+    b = tmp_path / "b"
+    configure(src, b, ["-DMTPC_SPLIT_COST=1000", "-DMTPC_MAX_PARTITIONS="])
+    big, small = "CMakeFiles/app.dir/big.c.o", "CMakeFiles/app.dir/small.c.o"
+    ran, out = compiles_run(b)
+    assert ran == [big, small], out
+    assert re.search(r"mtpc-compile: big\.c\.o: \d+ partitions", out), out
+    rules = (b / "build.ninja").read_text()
+    assert "--partitions" not in rules and "--cost-threshold" not in rules
+    split_rsp = b / "CMakeFiles" / "mtpc-compile-split.rsp"
+    deps = run(["ninja", "-C", b, "-t", "deps", big]).stdout
+    assert str(split_rsp) in deps, deps
+    assert str(split_rsp) not in run(["ninja", "-C", b, "-t", "deps", small]).stdout
+
+    def retune(*defs):
+        before = split_rsp.stat().st_mtime_ns
+        run(["cmake", *defs, b])
+        return split_rsp.stat().st_mtime_ns != before
+
+    # a value of no compile's object: no options file of the split changes, nothing reruns
+    assert not retune("-DMTPC_JOBS=1")
+    ran, out = compiles_run(b)
+    assert ran == [] and "mtpc-compile:" not in out, out
+    # more partitions: only the split compile reruns, with them
+    assert retune("-DMTPC_MAX_PARTITIONS=3")
+    ran, out = compiles_run(b)
+    assert ran == [big], out
+    assert "mtpc-compile: big.c.o: 3 partitions" in out, out
+    # splitting off: it reruns whole; back on: it is split again (its cost still counts)
+    assert retune("-DMTPC_MAX_PARTITIONS=1")
+    ran, out = compiles_run(b)
+    assert ran == [big] and "mtpc-compile:" not in out, out
+    assert retune("-DMTPC_MAX_PARTITIONS=2")
+    ran, out = compiles_run(b)
+    assert ran == [big] and "mtpc-compile: big.c.o: 2 partitions" in out, out
+    # a threshold above its cost: it reruns unsplit, and from then on depends on nothing of MTPC
+    assert retune("-DMTPC_SPLIT_COST=100000000")
+    ran, out = compiles_run(b)
+    assert ran == [big] and "mtpc-compile:" not in out, out
+    assert str(split_rsp) not in run(["ninja", "-C", b, "-t", "deps", big]).stdout
+    assert retune("-DMTPC_MAX_PARTITIONS=3")
+    ran, out = compiles_run(b)
+    assert ran == [], out
+    # the objects are those of the plain compile now: what a fresh build of these options writes
+    fresh = tmp_path / "fresh"
+    configure(src, fresh, ["-DMTPC_SPLIT_COST=100000000", "-DMTPC_MAX_PARTITIONS=3"])
+    compiles_run(fresh)
+    assert filecmp.cmp(b / big, fresh / big, shallow=False)
+
+
 FULL_BUILD_PROJECT = """cmake_minimum_required(VERSION 3.20)
 project(fb C)
 find_package(MTPC REQUIRED)

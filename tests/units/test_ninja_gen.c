@@ -1,9 +1,11 @@
 /* Unit tests for ninja-gen: Ninja/shell escaping, response-file tokenizing,
  * link command classification, archive extraction, dyndep text, plan
- * reading and the map of virtual lines. argv[1]: a temporary directory. Prints "N passed, N failed". */
+ * reading, the map of virtual lines and a compile's depfile. argv[1]: a temporary directory. Prints "N passed, N failed". */
 #include "ar.h"
 #include "buf.h"
+#include "compilecmd.h"
 #include "debugfix.h"
+#include "depfile.h"
 #include "dyndep.h"
 #include "graph.h"
 #include "linkcmd.h"
@@ -290,6 +292,95 @@ static void test_debugfix(void)
 	CHECK(debugfix_parse_lines("", 0, &m) == 0 && m.n == 0);
 }
 
+/* The text of a depfile holding text after depfile_add(deps), or NULL if
+ * depfile_add did not return want. */
+static char *depfile_after(const char *dir, const char *text, char *const *deps, int want)
+{
+	char *p = xasprintf("%s/x.d", dir), *data = NULL;
+	size_t len;
+	int r = mtpc_write_file(p, text, strlen(text), 0) < 0 ? -2 : depfile_add(p, deps);
+	if (r != want)
+		fprintf(stderr, "depfile_add on \"%s\" returned %d, not %d\n", text, r, want);
+	else if (mtpc_read_file(p, &data, &len) < 0)
+		data = NULL;
+	free(p);
+	return data;
+}
+
+static void test_depfile(const char *dir)
+{
+	char *const rsp[] = {"/b/CMakeFiles/mtpc-compile-split.rsp", NULL};
+	/* After clang's -MD -MP output: a rule of its own for the first target,
+	 * not a prerequisite of the last (phony) rule. */
+	char *t = depfile_after(dir, "obj\\ dir/a.o: src/a.c \\\n  src/a.h\n\nsrc/a.h:\n", rsp, 1);
+	CHECK(t && !strcmp(t, "obj\\ dir/a.o: src/a.c \\\n  src/a.h\n\nsrc/a.h:\n"
+			       "obj\\ dir/a.o: /b/CMakeFiles/mtpc-compile-split.rsp\n"));
+	free(t);
+	/* Added once; no newline at the end; paths escaped for Make. */
+	t = depfile_after(dir, "a.o: a.c\na.o: /b/CMakeFiles/mtpc-compile-split.rsp\n", rsp, 0);
+	CHECK(t && !strcmp(t, "a.o: a.c\na.o: /b/CMakeFiles/mtpc-compile-split.rsp\n"));
+	free(t);
+	char *const odd[] = {"/my dir/$x#.rsp", NULL};
+	t = depfile_after(dir, "a.o: a.c", odd, 1);
+	CHECK(t && !strcmp(t, "a.o: a.c\na.o: /my\\ dir/$$x\\#.rsp\n"));
+	free(t);
+	/* No target, no file: a warning, nothing written. */
+	t = depfile_after(dir, "\n", rsp, -1);
+	CHECK(t && !strcmp(t, "\n"));
+	free(t);
+	char *missing = xasprintf("%s/none.d", dir);
+	CHECK(depfile_add(missing, rsp) == -1 && access(missing, F_OK) < 0);
+	free(missing);
+	/* Which depfile a compile writes: -MF (separate or joined), else
+	 * clang's default next to the output, none without -MD. */
+	char *cmds[][9] = {
+		{"clang", "-MD", "-MT", "a.o", "-MF", "d/a.o.d", "-c", "a.c", NULL},
+		{"clang", "-MMD", "-MFd/x.d", "-c", "a.c", "-o", "o/a.o", NULL},
+		{"clang", "-MD", "-c", "a.c", "-o", "o.x/a.o", NULL},
+		{"clang", "-MD", "-c", "a.c", "-o", "o.x/a", NULL},
+		{"clang", "-c", "a.c", "-o", "a.o", NULL},
+	};
+	const char *want[] = {"d/a.o.d", "d/x.d", "o.x/a.d", "o.x/a.d", NULL};
+	for (int i = 0; i < 5; i++) {
+		int n = 0;
+		while (cmds[i][n])
+			n++;
+		struct compilecmd cc;
+		CHECK(compilecmd_parse(&cc, n, cmds[i]) == 0);
+		char *d = compilecmd_depfile(&cc);
+		CHECK(want[i] ? d && !strcmp(d, want[i]) : !d);
+		free(d);
+		compilecmd_free(&cc);
+	}
+}
+
+/* The split decision by predicted makespan (graph.h, graph_split_choice). */
+static void test_split_choice(void)
+{
+	/* SQLite's shell alone on 2 cores: sqlite3.o is the long pole; split. */
+	struct split_choice c = graph_split_choice(221348, 18000, 18000, 2, 2, -1);
+	CHECK(c.parts == 2 && c.whole_span == 221348 && c.split_span == 22134 + 110674);
+	/* The issue's link: 34 other backends of 70k keep both cores busy; a
+	 * split only adds its overhead. */
+	c = graph_split_choice(368000, 34 * 70000, 70000, 2, 2, -1);
+	CHECK(c.parts == 0 && c.whole_span == (34 * 70000 + 368000) / 2 && c.split_span > c.whole_span);
+	/* The same module alone on 16 cores: every partition shortens it. */
+	c = graph_split_choice(221348, 0, 0, 16, 16, -1);
+	CHECK(c.parts == 16 && c.split_span == 22134 + 13835);
+	/* A gain under SPLIT_MIN_GAIN: not worth a new split, but a module
+	 * split last time stays split (the prediction is no longer). */
+	c = graph_split_choice(100000, 82000, 82000, 2, 2, -1);
+	CHECK(c.parts == 0 && c.whole_span == 100000 && c.split_span == 96000);
+	CHECK(graph_split_choice(100000, 82000, 82000, 2, 2, 1).parts == 2);
+	CHECK(graph_split_choice(100000, 80000, 80000, 2, 2, -1).parts == 2); /* 5%: enough */
+	/* Two partitions already bring it down to what the other work takes:
+	 * more would only duplicate more. */
+	c = graph_split_choice(100000, 150000, 30000, 4, 4, -1);
+	CHECK(c.parts == 2 && c.split_span == 65000 && c.whole_span == 100000);
+	/* Splitting off. */
+	CHECK(graph_split_choice(1000000, 0, 0, 8, 1, -1).parts == 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *tmp = argc > 1 ? argv[1] : "/tmp";
@@ -301,6 +392,8 @@ int main(int argc, char **argv)
 	test_dyndep_and_plan();
 	test_sched();
 	test_debugfix();
+	test_depfile(dir);
+	test_split_choice();
 	free(dir);
 	return CHECK_REPORT();
 }
