@@ -405,7 +405,8 @@ static void decide_roles(struct module_info *mi, int ncomdats, const struct anal
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &S[i];
 		if (s->role == ROLE_OWNED && s->kind == SYM_FUNC && (s->flags & SF_LOCAL) && s->comdat < 0 &&
-		    !(s->flags & (never_dup | SF_NOINLINE)) && s->cost <= opt->local_dup_limit)
+		    !(s->flags & (never_dup | SF_NOINLINE)) &&
+		    (s->cost <= opt->local_dup_limit || (opt->always_inline_dup && (s->flags & SF_ALWAYS_INLINE))))
 			s->role = ROLE_DUP;
 	}
 	/* Aliases and ifuncs follow their base object. */

@@ -159,6 +159,11 @@ struct analyze_opts {
 	int stable_local_names; /* numbered internal functions get edit-stable names
 	                           (stabilize_local_names): a compile's split only,
 	                           whose join gives the names back */
+	int always_inline_dup;  /* every partition calling a static alwaysinline
+	                           function carries it, whatever its size (a plain
+	                           compile's split: no inliner runs after the
+	                           partitions', and the function's own static
+	                           callees may not be copied elsewhere) */
 };
 
 /* The global value under constant casts (aliasees, llvm.used and ctor

@@ -60,11 +60,11 @@ static void usage(FILE *f)
 	      "                            fold but its data is not duplicated (default 64)\n"
 	      "      --local-dup-limit I   largest static function, in instructions, that every\n"
 	      "                            partition calling it carries instead of a promoted\n"
-	      "                            symbol, so each can inline it (default 0: off;\n"
-	      "                            see docs/splitter.md for why)\n"
+	      "                            symbol, so each can inline it (default 0: off; 60\n"
+	      "                            with --native; see docs/splitter.md for why)\n"
 	      "      --local-dup-budget F  extra work those duplicates may add, as a fraction\n"
 	      "                            of the module; smallest first, the rest are promoted\n"
-	      "                            (default 0.03)\n"
+	      "                            (default 0.03; 1 with --native)\n"
 	      "      --join-limit I        largest static function, in instructions, kept with\n"
 	      "                            its only caller while that caller's unit stays under\n"
 	      "                            1/16 of the module (default 300)\n"
@@ -278,6 +278,18 @@ static void read_input_list(const char *path, struct options *o)
 #define COPY_LIMIT 60
 #define COPY_BUDGET 0.10
 #define CRIT_COPY_BUDGET 0.04
+/* --local-dup-limit and --local-dup-budget with --native. A plain compile's
+ * partition gets no inliner after its own: a small static helper owned by
+ * another partition is a call that the unsplit compile would have inlined,
+ * and a copy cannot be made of it when it uses statics of its owner (a copy
+ * never causes a promotion). So every partition calling one carries it, as
+ * its own internal copy. Measured at 16 partitions (callgrind, instructions
+ * of the program against the plain -O2 compile's; .text of the object):
+ * none: zstd 1.124 / 0.98, Duktape 1.0033 / 0.87, SQLite 0.9944 / 0.91;
+ * 60 with no budget limit: 1.0000 / 1.06, 0.9869 / 0.98, 1.0113 / 0.99; a
+ * budget that stops half way (0.1) is worse than either (zstd 1.058). */
+#define NATIVE_LOCAL_DUP_LIMIT 60
+#define NATIVE_LOCAL_DUP_BUDGET 1.0
 #define PRE_LINK_COPY_LIMIT 400
 #define PRE_LINK_COPY_BUDGET 0.5
 #define PRE_LINK_CRIT_COPY_BUDGET 0.3
@@ -296,8 +308,8 @@ static struct options default_options(void)
 		.slack = 0.02,
 		.dup_limit = -1, /* DUP_LIMIT, or PRE_LINK_DUP_LIMIT with --pre-link */
 		.const_dup_limit = 64,
-		.local_dup_limit = 0,
-		.local_dup_budget = 0.03,
+		.local_dup_limit = -1,   /* 0, or NATIVE_LOCAL_DUP_LIMIT with --native */
+		.local_dup_budget = -1,  /* 0.03, or NATIVE_LOCAL_DUP_BUDGET with --native */
 		.join_limit = 300,
 		.join_growth = 0.1,
 		.scc_cut = 1.0,
@@ -469,6 +481,10 @@ void parse_args(int argc, char **argv, struct options *o)
 		o->copy_budget = frontend ? PRE_LINK_COPY_BUDGET : COPY_BUDGET;
 	if (o->crit_copy_budget < 0)
 		o->crit_copy_budget = frontend ? PRE_LINK_CRIT_COPY_BUDGET : CRIT_COPY_BUDGET;
+	if (o->local_dup_limit < 0)
+		o->local_dup_limit = o->native ? NATIVE_LOCAL_DUP_LIMIT : 0;
+	if (o->local_dup_budget < 0)
+		o->local_dup_budget = o->native ? NATIVE_LOCAL_DUP_BUDGET : 0.03;
 	check_operands(argc, argv, o);
 }
 

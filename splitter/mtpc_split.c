@@ -313,14 +313,16 @@ static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed 
 	if (o->index && !(suffixes = mtpc_index_suffixes(o->index, &err)))
 		mtpc_fatal("%s", err);
 	struct analyze_opts aopt = {o->dup_limit, o->join_limit, o->local_dup_limit, o->join_growth,
-				    o->const_dup_limit, o->scc_cut, o->partitions, suffixes, o->pre_link || o->native};
+				    o->const_dup_limit, o->scc_cut, o->partitions, suffixes, o->pre_link || o->native,
+				    o->native};
 	analyze_module(m, &aopt, mi);
 	free(suffixes);
 	struct partition_opts popt = {
 		.max_partitions = o->partitions, .min_cost = o->min_cost, .copy_limit = o->copy_limit,
 		.copy_budget = o->copy_budget, .critical_copy_budget = o->crit_copy_budget,
 		.balance_slack = o->slack, .local_dup_budget = o->local_dup_budget,
-		.always_inline_copies = !o->pre_link,
+		.always_inline_copies = !o->pre_link, .copies_for_carried = o->native,
+		.shared_statics_local = o->native,
 		.seed = seed ? plan_seed_lookup : NULL, .seed_ctx = seed,
 		.seed_copy = seed ? plan_seed_had_copy : NULL,
 		.scale = seed && seed->rebalance ? plan_seed_scale : NULL, .scale_ctx = seed,

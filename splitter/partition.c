@@ -257,7 +257,8 @@ static void add_copies(struct ctx *c, int p, double crit_total)
 	int *callers = xcalloc(mi->nsyms + 1, sizeof *callers);
 	struct cand *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
 	for (int i = 0; i < mi->nsyms; i++)
-		if (m[i] == M_OWN && mi->syms[i].kind == SYM_FUNC)
+		if ((m[i] == M_OWN || (m[i] == M_CARRY && c->opt->copies_for_carried)) &&
+		    mi->syms[i].kind == SYM_FUNC)
 			level[nl++] = i;
 	for (int depth = 0; depth < 2 && nl; depth++) {
 		int nc = 0;
@@ -311,15 +312,23 @@ static int cmp_shared(const void *a, const void *b)
 /* A duplicated static function that several partitions carry becomes a hidden
  * linkonce_odr in a comdat of its own under a promoted name (emit.c); carried
  * by one partition it stays internal and keeps the inliner's last-call bonus.
- * Every extra carrier optimizes it once more, so the smallest are shared while
- * that extra work fits --local-dup-budget; the others are promoted as usual,
- * owned by their first carrier and declared in the rest. */
+ * With shared_statics_local each carrier keeps its own internal copy instead,
+ * unless code takes the function's address: copies would have one address
+ * each, where the program may compare it (SQLite compares destructor
+ * pointers); one linkonce_odr copy has one. Every extra carrier optimizes it
+ * once more, so the smallest are shared while that extra work fits
+ * --local-dup-budget; the others are promoted as usual, owned by their first
+ * carrier and declared in the rest. */
 static void share_statics(struct ctx *c)
 {
 	const struct module_info *mi = c->mi;
 	struct split_plan *P = c->plan;
 	struct shared_static *v = xmalloc((mi->nsyms + 1) * sizeof *v);
 	int nv = 0;
+	unsigned char *taken = xcalloc(mi->nsyms + 1, 1);
+	for (int i = 0; i < mi->nsyms; i++)
+		for (int k = 0; k < mi->syms[i].naddr; k++)
+			taken[mi->syms[i].addr[k]] = 1;
 	for (int i = 0; i < mi->nsyms; i++) {
 		const struct sym *s = &mi->syms[i];
 		if (s->role != ROLE_DUP || s->kind != SYM_FUNC || !(s->flags & SF_LOCAL))
@@ -335,11 +344,19 @@ static void share_statics(struct ctx *c)
 	long budget = (long)(c->opt->local_dup_budget * mi->total_cost), used = 0;
 	for (int k = 0; k < nv; k++) {
 		int i = v[k].sym;
+		/* (named later, edit-stably; a native split's stay unnamed) */
 		P->new_name[i] = xstrdup("");
-		long extra = v[k].cost * (v[k].carriers - 1);
+		/* An alwaysinline one (analyze_opts.always_inline_dup) is inlined
+		 * into every caller whatever the split: no out-of-line body is
+		 * left to duplicate, so it costs no budget. */
+		long extra = mi->syms[i].flags & SF_ALWAYS_INLINE ? 0 : v[k].cost * (v[k].carriers - 1);
 		if (used + extra <= budget) {
 			used += extra;
 			P->nshared_dups++;
+			if (c->opt->shared_statics_local && !taken[i]) {
+				free(P->new_name[i]);
+				P->new_name[i] = NULL;
+			}
 			continue;
 		}
 		int owner = -1;
@@ -355,6 +372,7 @@ static void share_statics(struct ctx *c)
 			}
 	}
 	free(v);
+	free(taken);
 }
 
 static int cmp_str(const void *a, const void *b)

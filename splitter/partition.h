@@ -30,6 +30,19 @@ struct partition_opts {
 	                             gets a copy, whatever --copy-limit and the budgets
 	                             say (a link's module: the calls a compile's join
 	                             left to the backend, join.c) */
+	int shared_statics_local; /* a static function several partitions carry
+	                             (--local-dup-limit) stays internal in each,
+	                             under its own name: each partition's inliner
+	                             weighs it as the unsplit compile's does (the
+	                             last call to a static), and what is left out
+	                             of line is each partition's own (a plain
+	                             compile's split; else one hidden linkonce_odr
+	                             copy, merged by the link) */
+	int copies_for_carried; /* the callees of the definitions a partition
+	                           carries (duplicated statics and comdats) may be
+	                           copied too, not only those of its own functions
+	                           (a plain compile's split: what they call is
+	                           inlined nowhere else) */
 	/* Optional seed (edit stability): previous partition of a symbol by name,
 	 * or -1. seed_ctx is passed through. */
 	int (*seed)(void *seed_ctx, const char *name);
