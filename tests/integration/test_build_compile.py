@@ -101,7 +101,6 @@ def big_source(path, funcs=24, changed=-1):
 
 UNSPLIT = [
     ("below the cost threshold", [], ()),
-    ("not ThinLTO", [], ("--cost-threshold", "0")),
     ("full LTO", ["-flto"], ("--cost-threshold", "0")),
     ("CFI", ["-flto=thin", "-fsanitize=cfi", "-fvisibility=hidden"], ("--cost-threshold", "0")),
     ("WPD", ["-flto=thin", "-fwhole-program-vtables"], ("--cost-threshold", "0")),
