@@ -949,6 +949,29 @@ def report(results):
 
 # ---------------------------------------------------------------- main
 
+def run_workloads(chosen, measure, data, json_path):
+    """measure(w) of each workload into data["workloads"] (a missing source is skipped with
+    a message naming its fetch script; an error is recorded and the run goes on), the JSON
+    written after each when json_path. Returns 0, or 1 if a workload failed."""
+    status = 0
+    for w in chosen:
+        if not (w.dir / w.tu).exists():
+            msg = f"{w.dir / w.tu} missing: run {w.fetch}"
+            log(f"{w.name}: skipped: {msg}")
+            data["workloads"].append({"workload": w.name, "skipped": msg})
+            continue
+        try:
+            data["workloads"].append(measure(w))
+        except (lib.BenchError, callgrind.CallgrindError, OSError, ValueError) as e:
+            log(f"{w.name}: {e}")
+            data["workloads"].append({"workload": w.name, "error": str(e)})
+            status = 1
+        if json_path:
+            pathlib.Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+            pathlib.Path(json_path).write_text(json.dumps(data, indent=1, default=str) + "\n")
+    return status
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1025,22 +1048,8 @@ def main(argv=None):
         ap.error(f"unknown workload(s) {', '.join(sorted(set(names) - set(known)))}; "
                  f"known: {', '.join(known)}")
     chosen = [synthetic(work)] if args.quick else [known[n] for n in names]
-    status = 0
-    for w in chosen:
-        if not (w.dir / w.tu).exists():
-            msg = f"{w.dir / w.tu} missing: run {w.fetch}"
-            log(f"{w.name}: skipped: {msg}")
-            data["workloads"].append({"workload": w.name, "skipped": msg})
-            continue
-        try:
-            data["workloads"].append(bench_workload(w, t, args, work / w.name))
-        except (lib.BenchError, callgrind.CallgrindError, OSError, ValueError) as e:
-            log(f"{w.name}: {e}")
-            data["workloads"].append({"workload": w.name, "error": str(e)})
-            status = 1
-        if args.json:
-            pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-            pathlib.Path(args.json).write_text(json.dumps(data, indent=1, default=str) + "\n")
+    status = run_workloads(chosen, lambda w: bench_workload(w, t, args, work / w.name), data,
+                           args.json)
     data["load_after"] = os.getloadavg()
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(data, indent=1, default=str) + "\n")

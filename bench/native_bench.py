@@ -27,6 +27,9 @@ compile of the same source with the same flags, side by side in one run:
    gtest_unittest, kvbench) linked from the plain objects, and from the same with the TU's
    object from mtpc-compile (P partitions): executed instructions (callgrind) and .text, as
    ratios; the output must be the same.
+6. With --project: the whole SQLite project (bench/sqlite: sqlite3.c, shell.c, speedtest1.c)
+   built without LTO from nothing at -j cores, plain against mtpc_enable(<target> NO_LTO)
+   with MTPC's defaults, --runs interleaved runs: build wall, and speedtest1's hash.
 Goals (issue 35): predicted at 16 cores >= 4x shorter on sqlite, duktape, zstd (>= 2x on
 rocksdb); work <= 1.15x for C, <= 1.30x for C++; 2-core wall of sqlite3.c <= 0.65x (-O2 and
 -O2 -g) and no workload slower than plain with the defaults; edit <= 0.35x on sqlite;
@@ -170,6 +173,40 @@ def bench_workload(w, t, args, wd):
     return m
 
 
+def project_builds(t, args, work):
+    """Section 6: the whole SQLite project of bench/sqlite (sqlite3.c, shell.c,
+    speedtest1.c; two programs) built without LTO from nothing at -j cores, the plain build
+    against mtpc_enable(<target> NO_LTO) with MTPC's defaults, --runs interleaved runs
+    (plain, mtpc, ...): the build's wall (configure excluded), and speedtest1's verification
+    hash of both builds, which must be the same."""
+    src = lib.ROOT / "bench" / "sqlite"
+    if not (cb.WORK / "sqlite-amalgamation" / "sqlite3.c").exists():
+        return {"skipped": "bench/work/sqlite-amalgamation missing: run bench/get-sqlite.sh"}
+    res = {"plain": [], "mtpc": [], "same_output": True}
+    hashes = {}
+    env = cb.env_for(work, False)
+    for r in range(args.runs):
+        for mode in ("plain", "mtpc"):
+            log(f"project: {mode} build {r + 1}/{args.runs} at -j {args.cores}")
+            b = work / f"project-{mode}"
+            shutil.rmtree(b, ignore_errors=True)
+            cfg = ["cmake", "-G", "Ninja", "-S", src, "-B", b, f"-DCMAKE_C_COMPILER={t.clang}",
+                   "-DSQLITE_LTO=OFF", "-DCMAKE_BUILD_TYPE=Release"]
+            if mode == "mtpc":
+                cfg += ["-DSQLITE_USE_MTPC=ON", f"-DMTPC_DIR={args.build_dir}",
+                        f"-DMTPC_CACHE={b / 'plans.sqlite'}"]
+            lib.run_measured(cfg, env=env, check=True)
+            m = lib.run_measured(["ninja", "-C", b, f"-j{args.cores}"], env=env, check=True)
+            res[mode].append(m.wall)
+            out = lib.run_measured([b / "speedtest1", "--size", "5", "--memdb", "--verify"],
+                                   check=False)
+            h = [ln for ln in out.stdout.splitlines() if "hash" in ln.lower()]
+            hashes.setdefault(mode, h)
+            res["same_output"] &= bool(h) and h == hashes.get("plain", h)
+    res["plain"], res["mtpc"] = cb.stats(res["plain"]), cb.stats(res["mtpc"])
+    return res
+
+
 def predicted_compile(m, r):
     """{'work', 'critical_path', 'serial_floor', 'makespan': {str(N): s}} of one pinned
     mtpc-compile run r (its own time, the frontend, its inner edges)."""
@@ -282,6 +319,16 @@ def report_workload(m):
     return "\n".join(out)
 
 
+def report_project(pr, cores):
+    if "skipped" in pr:
+        return f"## The whole project: skipped: {pr['skipped']}"
+    return (f"## The whole project (bench/sqlite without LTO, from nothing, -j {cores})\n\n"
+            f"Build wall, median [min–max] of {len(pr['plain']['values'])} interleaved runs: "
+            f"plain {cb.spread(pr['plain'])} s, MTPC (NO_LTO, defaults) {cb.spread(pr['mtpc'])} "
+            f"s: **{lib.ratio(pr['mtpc']['median'], pr['plain']['median']):.3f}**; speedtest1's "
+            f"verification hash the same: {'yes' if pr['same_output'] else 'NO'}")
+
+
 def summary(results):
     out = ["## Summary", "",
            "| workload | predicted 16 cores (≥ 4; rocksdb ≥ 2) | serial floor × | work × "
@@ -323,6 +370,10 @@ def main(argv=None):
     ap.add_argument("--pinned-runs", type=int, default=None,
                     help="interleaved pinned pairs for the work ratio (default 3; 1 --quick)")
     ap.add_argument("--debug", action="store_true", help="section 3 with -O2 -g too")
+    ap.add_argument("--project", action="store_true",
+                    help="section 6 too: bench/sqlite built whole without LTO, plain against "
+                         "mtpc_enable(NO_LTO), interleaved --runs (the project alone with "
+                         "--workloads '')")
     ap.add_argument("--build-dir", default=str(lib.BUILD),
                     help="the MTPC build whose tools run (default $MTPC_BUILD_DIR or build/)")
     ap.add_argument("--work", default=None, help="builds (default bench/out/native_bench)")
@@ -369,27 +420,19 @@ def main(argv=None):
     data = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
             "commit": link_costs.git_commit()[0], "argv": sys.argv, "machine": platform.node(),
             "workloads": []}
-    status = 0
-    for w in chosen:
-        if not (w.dir / w.tu).exists():
-            msg = f"{w.dir / w.tu} missing: run {w.fetch}"
-            log(f"{w.name}: skipped: {msg}")
-            data["workloads"].append({"workload": w.name, "skipped": msg})
-            continue
-        try:
-            data["workloads"].append(bench_workload(w, t, args, work / w.name))
-        except (lib.BenchError, callgrind.CallgrindError, OSError, ValueError) as e:
-            log(f"{w.name}: {e}")
-            data["workloads"].append({"workload": w.name, "error": str(e)})
-            status = 1
+    status = cb.run_workloads(chosen, lambda w: bench_workload(w, t, args, work / w.name), data,
+                              args.json)
+    if args.project:
+        data["project"] = project_builds(t, args, work)
         if args.json:
-            pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             pathlib.Path(args.json).write_text(json.dumps(data, indent=1, default=str) + "\n")
     print()
     for m in data["workloads"]:
         if "predicted" in m:
             print(report_workload(m), end="\n\n")
     print(summary(data["workloads"]))
+    if "project" in data:
+        print("\n" + report_project(data["project"], args.cores))
     print(f"\n(commit {data['commit']}; {data['date']})")
     if tmp:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -20,6 +20,9 @@ unmodified upstream CMake project and enables its targets through bench/wrap/wra
              [-DMTPC_SPLIT_ARGS=<--split-args>, the MTPC build only]
              [-DMTPC_SPLIT_COST=0 with --split-compile, the MTPC build only: every
               compile split too, by mtpc-compile]
+             [-DWRAP_LTO=OFF with --native, both builds: no LTO, the plain optimizing
+              build; the MTPC build mtpc_enable(<target> NO_LTO) with MTPC_SPLIT_COST=0,
+              every compile split into native partitions]
              -D<the wrapper's source variable>=<the source tree>
              (-DBUILD_SHARED_LIBS=ON for pugixml, tinyxml2, double-conversion, so that
              their exports are compared)
@@ -301,8 +304,10 @@ def configure_and_build(project, mode, source, bdir, tc, args):
            f"-D{spec['var']}={source}", *spec.get("defs", [])]
     if mode == "ON" and args.split_args:
         cmd.append(f"-DMTPC_SPLIT_ARGS={';'.join(args.split_args.split())}")
-    if mode == "ON" and args.split_compile:
+    if mode == "ON" and (args.split_compile or args.native):
         cmd.append("-DMTPC_SPLIT_COST=0")
+    if args.native:
+        cmd.append("-DWRAP_LTO=OFF")
     res = {"dir": str(bdir), "partitions": parts, "configure_log": str(conf_log),
            "build_log": str(build_log)}
     stamp = bdir / "build.cmd"
@@ -813,10 +818,10 @@ def sweep_project(project, tc, args, work):
         r["differs"] = True
         r["problems"].append(f"the MTPC build failed ({on['build_log']}):\n{on['error']}")
         return r
-    if r["log"]["links"] == 0:
+    if r["log"]["links"] == 0 and not args.native:  # (--native: the links are the project's)
         r["problems"].append("no mtpc-link summary line in the MTPC build's log")
-    if args.split_compile and r["log"]["compiles_split"] == 0:
-        r["problems"].append("--split-compile: mtpc-compile split no compile")
+    if (args.split_compile or args.native) and r["log"]["compiles_split"] == 0:
+        r["problems"].append("mtpc-compile split no compile")
     for m in r["log"]["crashes"]:
         r["problems"].append(f"crash in the MTPC build: {m}")
 
@@ -985,6 +990,11 @@ def main(argv=None):
                     help="more mtpc-split options for the MTPC build (MTPC_SPLIT_ARGS; "
                          "words split at spaces), e.g. '--emit-with processes' to build "
                          "the partitions in processes below 4 jobs too")
+    ap.add_argument("--native", action="store_true",
+                    help="plain optimizing builds, no LTO in either: the MTPC build is "
+                         "mtpc_enable(<target> NO_LTO) with every compile split "
+                         "(MTPC_SPLIT_COST=0; partitions optimized and compiled, merged "
+                         "with ld -r), against the project's own build")
     ap.add_argument("--split-compile", action="store_true",
                     help="split every compile of the MTPC build too (MTPC_SPLIT_COST=0: "
                          "mtpc-compile runs each ThinLTO compile's pre-link pipeline in "
@@ -1041,7 +1051,7 @@ def main(argv=None):
             "tools": {v: {"path": p, "sha256": tc.sha256[v]} for v, p in tc.tools.items()},
             "llvm_version": tc.version, "cc": tc.cc, "cxx": tc.cxx,
             "build_type": args.build_type, "jobs": args.jobs, "split_args": args.split_args,
-            "split_compile": args.split_compile,
+            "split_compile": args.split_compile, "native": args.native,
             "results": results}
 
     def dump():

@@ -5,8 +5,9 @@
 MTPC
 ----
 
-Build the ThinLTO backends of large modules in parallel, per call-graph
-partition, inside the link of a target.
+Build the huge translation units of a target in parallel, per call-graph
+partition: their compiles (plain or ThinLTO) and, in a ThinLTO build, their
+backends inside the link.
 
 Load it with ``find_package(MTPC)`` (package config installed in
 ``<prefix>/share/mtpc/cmake``, or generated in MTPC's build tree at
@@ -29,7 +30,15 @@ Commands
 
   ::
 
-    mtpc_enable(<target> [PARTITIONS <n>] [COST <instructions>] [THRESHOLD <bytes>])
+    mtpc_enable(<target> [LTO|NO_LTO] [PARTITIONS <n>] [COST <instructions>] [THRESHOLD <bytes>])
+
+  With ``NO_LTO`` (or ``MTPC_LTO=OFF`` and neither keyword), the target keeps
+  its own compiles and its own link: only its costly C and C++ compiles run
+  through ``mtpc-compile``, which splits a plain optimizing compile into
+  partitions that are optimized and compiled to native code in parallel and
+  merged into the one object the build expects (the build developers run
+  every day; no Ninja generator or Clang version beyond MTPC's own needed).
+  The rest of this section is about ``LTO`` (the default):
 
   Compiles ``<target>`` with ``-flto=thin`` and, for executables and shared
   or module libraries, links it with ``-flto=thin -fuse-ld=lld`` through
@@ -51,8 +60,11 @@ Commands
   ``<LANG>_COMPILER_LAUNCHER``; see ``MTPC_SPLIT_COMPILE``): a compile whose
   IR is costly runs LLVM's pre-link pipeline in parallel partitions and
   writes the same kind of ThinLTO object; every other compile runs exactly
-  as given. A target with a compiler launcher of its own (``ccache``, say)
-  keeps it, with one ``STATUS`` line, and its compiles are not split.
+  as given. A target whose compiler launcher is ``ccache`` (or the list
+  ``ccache;mtpc-compile``) keeps ccache in front, with ``mtpc-compile`` behind
+  it as ccache's ``CCACHE_PREFIX``: a cache hit runs nothing of MTPC. A target
+  with another compiler launcher of its own keeps it, with one ``STATUS``
+  line, and its compiles are not split.
 
   For a static or
   object library only the ``-flto=thin`` compile flag is added (and the
@@ -156,6 +168,11 @@ Cache variables
   (at least two, and half of its last rebuilds): a relay costs an import
   step on every rebuild and saves nothing on a full build; ``always`` every
   module costing at least ``MTPC_RELAY_COST``; ``never``.
+``MTPC_LTO``
+  ``ON`` (the default): ``mtpc_enable()`` builds its targets with ThinLTO,
+  both halves split (compile and link). ``OFF``: as if every
+  ``mtpc_enable()`` said ``NO_LTO``: the targets keep their plain compiles and
+  links, and their costly compiles are split (see ``mtpc_enable``).
 ``MTPC_SPLIT_COMPILE``
   ``ON`` (the default): the compiles of enabled targets run through
   ``mtpc-compile``, which splits those whose estimated cost is at least

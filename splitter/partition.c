@@ -235,6 +235,16 @@ static void add_copies(struct ctx *c, int p, double crit_total)
 	}
 	close_over_refs(c, p);
 	add_always_inline_copies(c, p);
+	/* The first level's callers: the functions p owns (and, with
+	 * copies_for_carried, those it carries) before any budgeted copy, so
+	 * that a seeded plan weighs the same callers as the fresh one (a copy's
+	 * own references carry more definitions, whose callees the fresh plan
+	 * never weighed at the first level). */
+	int *level = xmalloc((mi->nsyms + 1) * sizeof *level), nl = 0;
+	for (int i = 0; i < mi->nsyms; i++)
+		if ((m[i] == M_OWN || (m[i] == M_CARRY && c->opt->copies_for_carried)) &&
+		    mi->syms[i].kind == SYM_FUNC)
+			level[nl++] = i;
 	/* The previous plan's copies first, whatever the budget says now
 	 * (partition_opts.seed_copy): only a real change of the code may change
 	 * a partition. What they use comes with them. */
@@ -253,13 +263,8 @@ static void add_copies(struct ctx *c, int p, double crit_total)
 		}
 		close_over_refs(c, p);
 	}
-	int *level = xmalloc((mi->nsyms + 1) * sizeof *level), nl = 0;
 	int *callers = xcalloc(mi->nsyms + 1, sizeof *callers);
 	struct cand *cand = xmalloc((mi->nsyms + 1) * sizeof *cand);
-	for (int i = 0; i < mi->nsyms; i++)
-		if ((m[i] == M_OWN || (m[i] == M_CARRY && c->opt->copies_for_carried)) &&
-		    mi->syms[i].kind == SYM_FUNC)
-			level[nl++] = i;
 	for (int depth = 0; depth < 2 && nl; depth++) {
 		int nc = 0;
 		for (int k = 0; k < nl; k++) {

@@ -9,7 +9,10 @@
 #   <PREFIX>_LTO        OFF | thin | full   (default: thin with Clang, OFF otherwise)
 #   <PREFIX>_OPT        optimization flag added after the build type's (default -O2, the
 #                       level of docs/performance.md's figures)
-#   <PREFIX>_USE_MTPC   ON: include(MTPC) and mtpc_enable() each target (forces thin LTO)
+#   <PREFIX>_USE_MTPC   ON: include(MTPC) and mtpc_enable() each target (with
+#                       <PREFIX>_LTO=thin or full: ThinLTO, both halves split; with
+#                       <PREFIX>_LTO=OFF: mtpc_enable(<target> NO_LTO) of every target,
+#                       object libraries too: the plain compiles split, the links plain)
 #   <PREFIX>_MTPC_PARTITIONS   PARTITIONS passed to mtpc_enable (0: MTPC's default)
 #   MTPC_DIR            MTPC source tree (with its build in <tree>/build), MTPC build tree or
 #                       install prefix: MTPC.cmake is taken from <dir>/cmake or
@@ -34,7 +37,10 @@ function(bench_setup prefix)
   set(MTPC_DIR "" CACHE PATH "MTPC source tree or install prefix")
 
   set(lto "${${prefix}_LTO}")
-  if(${prefix}_USE_MTPC AND NOT lto STREQUAL "thin")
+  set(native OFF)
+  if(${prefix}_USE_MTPC AND lto STREQUAL "OFF")
+    set(native ON)
+  elseif(${prefix}_USE_MTPC AND NOT lto STREQUAL "thin")
     message(STATUS "${prefix}_USE_MTPC=ON: using ThinLTO (${prefix}_LTO was '${lto}')")
     set(lto thin)
   endif()
@@ -80,16 +86,19 @@ function(bench_setup prefix)
                           "-DMTPC_DIR=<MTPC source tree or install prefix> or "
                           "-DCMAKE_MODULE_PATH=<folder holding MTPC.cmake>")
     endif()
+    set(how "")
+    if(native)
+      set(how NO_LTO)
+    endif()
+    if(${prefix}_MTPC_PARTITIONS GREATER 0)
+      list(APPEND how PARTITIONS ${${prefix}_MTPC_PARTITIONS})
+    endif()
     foreach(target IN LISTS ARGN)
       get_target_property(type ${target} TYPE)
-      if(NOT type STREQUAL "EXECUTABLE" AND NOT type STREQUAL "SHARED_LIBRARY")
+      if(NOT native AND NOT type STREQUAL "EXECUTABLE" AND NOT type STREQUAL "SHARED_LIBRARY")
         continue()    # MTPC acts on link steps; object libraries just get the LTO flags
       endif()
-      if(${prefix}_MTPC_PARTITIONS GREATER 0)
-        mtpc_enable(${target} PARTITIONS ${${prefix}_MTPC_PARTITIONS})
-      else()
-        mtpc_enable(${target})
-      endif()
+      mtpc_enable(${target} ${how})
     endforeach()
     message(STATUS "${prefix}: MTPC enabled for ${ARGN} (${mtpc_found})")
   endif()

@@ -9,8 +9,11 @@
 #
 # USE_MTPC=ON (default) finds MTPC (-DMTPC_DIR=<mtpc build>/cmake) and calls mtpc_enable();
 # OFF compiles with -flto=thin and links executables and shared libraries with lld.
+# WRAP_LTO=OFF: no LTO in either build (a plain optimizing build): USE_MTPC=ON calls
+# mtpc_enable(<target> NO_LTO) (its compiles split, its links its own), OFF changes nothing.
 include_guard(DIRECTORY)
 option(USE_MTPC "build through MTPC (else plain ThinLTO)" ON)
+option(WRAP_LTO "ThinLTO builds (else plain optimizing builds, both)" ON)
 if(USE_MTPC)
   find_package(MTPC REQUIRED)
 endif()
@@ -39,7 +42,11 @@ function(wrap_enable)
       continue()
     endif()
     list(APPEND enabled "${t}:${type}")
-    if(USE_MTPC)
+    if(USE_MTPC AND NOT WRAP_LTO)
+      mtpc_enable(${t} NO_LTO)
+    elseif(NOT WRAP_LTO)
+      # the plain build as the project writes it
+    elseif(USE_MTPC)
       mtpc_enable(${t})
     else()
       # C and C++ only: a project may compile assembly too (libjpeg-turbo's nasm)

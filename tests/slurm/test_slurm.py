@@ -358,13 +358,15 @@ def test_cmake_sample_identical_to_local(cluster, name, tmp_path):
     assert no_jobs(cluster)
 
 
-def test_cmake_compile_split_on_the_cluster(cluster, tmp_path):
+@pytest.mark.parametrize("lto", ["ON", "OFF"])
+def test_cmake_compile_split_on_the_cluster(cluster, lto, tmp_path):
     """The compile step split too (MTPC_SPLIT_COST=0: every compile of the C sample through
-    mtpc-compile, split): with MTPC_EXECUTOR=slurm its pre-link partitions run on the
-    cluster's nodes like the link's slots, and every object and output is byte-identical
-    to the local build's."""
+    mtpc-compile, split), in a ThinLTO build and in a plain one (MTPC_LTO=OFF: native
+    partitions, merged): with MTPC_EXECUTOR=slurm its partitions run on the cluster's
+    nodes like the link's slots, and every object and output is byte-identical to the
+    local build's."""
     b = tmp_path / "build"
-    extra = ["-DMTPC_SPLIT_COST=0"]
+    extra = ["-DMTPC_SPLIT_COST=0", f"-DMTPC_LTO={lto}"]
     configure(PROJECTS / "c", b, extra=["-DMTPC_EXECUTOR=local", *extra])
     said = run(["cmake", "--build", b]).stdout
     outs = SAMPLES["c"]
