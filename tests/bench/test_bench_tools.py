@@ -199,7 +199,7 @@ def test_wrap_sweep_split_args_reach_only_the_mtpc_build(tmp_path, monkeypatch):
                                tools={}, sha256={})
     args = types.SimpleNamespace(partitions=0, build_type="Release", jobs=2, timeout=5,
                                  reuse_builds=False, split_args="--emit-with processes",
-                                 split_compile=True)
+                                 split_compile=True, native=False)
     for mode in ("OFF", "ON"):
         r = wrap_sweep.configure_and_build("tinyxml2", mode, tmp_path / "src",
                                            tmp_path / mode.lower(), tc, args)
@@ -207,6 +207,14 @@ def test_wrap_sweep_split_args_reach_only_the_mtpc_build(tmp_path, monkeypatch):
     assert "-DMTPC_SPLIT_ARGS=--emit-with;processes" in seen["on"]
     assert not any(a.startswith("-DMTPC_SPLIT_ARGS") for a in seen["off"])
     # --split-compile: every compile of the MTPC build split too, none of the plain build's
+    assert "-DMTPC_SPLIT_COST=0" in seen["on"] and "-DMTPC_SPLIT_COST=0" not in seen["off"]
+    assert not any(a.startswith("-DWRAP_LTO") for a in seen["on"] + seen["off"])
+    # --native: both builds without LTO, every compile of the MTPC build split
+    args.split_compile, args.native = False, True
+    for mode in ("OFF", "ON"):
+        wrap_sweep.configure_and_build("tinyxml2", mode, tmp_path / "src",
+                                       tmp_path / mode.lower(), tc, args)
+    assert "-DWRAP_LTO=OFF" in seen["on"] and "-DWRAP_LTO=OFF" in seen["off"]
     assert "-DMTPC_SPLIT_COST=0" in seen["on"] and "-DMTPC_SPLIT_COST=0" not in seen["off"]
 
 
@@ -228,7 +236,7 @@ def test_wrap_sweep_rocksdb_is_a_unity_build_of_its_tests(tmp_path, monkeypatch)
                                tools={}, sha256={})
     args = types.SimpleNamespace(partitions=0, build_type="RelWithDebInfo", jobs=2,
                                  timeout=5, reuse_builds=False, split_args="",
-                                 split_compile=False)
+                                 split_compile=False, native=False)
     for mode in ("OFF", "ON"):
         wrap_sweep.configure_and_build("rocksdb", mode, tmp_path / "src",
                                        tmp_path / mode.lower(), tc, args)
