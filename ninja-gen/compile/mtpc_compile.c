@@ -23,6 +23,7 @@
  * the compiles it concerns, not every source of the target. */
 #define _POSIX_C_SOURCE 200809L
 #include "compilecmd.h"
+#include "debugfix.h"
 #include "depfile.h"
 #include "graph.h"
 #include "inner.h"
@@ -72,7 +73,8 @@ static const char *const usage[] = {
 	"after the pre-link pipeline, as mtpc-link measures a module), else an\n"
 	"estimate from the source's bytes (and those of the sources a unity file\n"
 	"includes), counted twice for a plain compile (it does the ThinLTO\n"
-	"compile's work and its backend's). Not split, whatever their cost: -O0,\n"
+	"compile's work and its backend's), whose cost is measured from its\n"
+	"previous object's code bytes. Not split, whatever their cost: -O0,\n"
 	"full LTO (-flto), compiles\n"
 	"that instrument or use profiles in LLVM's pipeline, pipeline sanitizers\n"
 	"(address, memory, thread, ...), CFI and -fsplit-lto-unit (two-module\n"
@@ -286,7 +288,8 @@ static int quoted_include(const char *l, char *name, size_t cap)
 
 /* The compile's cost in summary instructions, and whether it was measured:
  * the ThinLTO summary of the previous output (what the pre-link pipeline
- * made of this source last time, as mtpc-link counts a module), else the
+ * made of this source last time, as mtpc-link counts a module) or a plain
+ * compile's previous object's code (CODE_BYTES_PER_INST), else the
  * source's bytes, with those of the C/C++ files it includes by a quoted
  * path (a unity build's source is a list of includes), at about
  * SOURCE_BYTES_PER_INST bytes an instruction (SQLite's amalgamation: 8.7 MB,
@@ -301,11 +304,22 @@ static int quoted_include(const char *l, char *name, size_t cap)
  * -O2 -flto=thin -c 16.3 s). */
 #define SOURCE_BYTES_PER_INST 40
 #define NATIVE_COST_FACTOR 2
+/* A plain compile's previous object measures it instead: its code bytes
+ * at about CODE_BYTES_PER_INST an instruction of the ThinLTO summary's count
+ * (sqlite3.c: 890 KB of .text at -O2, 221k instructions), which counts the
+ * code its headers gave too (googletest's unit test: 220 KB of source,
+ * estimated at 5.5k instructions; 502 KB of code, 125k). */
+#define CODE_BYTES_PER_INST 4
 static long long compile_cost(const struct compilecmd *cc, const char *split_tool, int *measured)
 {
 	*measured = 0;
 	const char *out = compilecmd_output(cc), *src = compilecmd_source(cc);
-	/* A plain compile's object is native code: no summary to read. */
+	/* A plain compile's object is native code: its code bytes. */
+	long long code = cc->native ? elf_code_bytes(out) : -1;
+	if (code > 0) {
+		*measured = 1;
+		return code / CODE_BYTES_PER_INST * NATIVE_COST_FACTOR;
+	}
 	if (!cc->native && size_of(out) > 0) {
 		char *cmd[] = {(char *)split_tool, "--print-cost", (char *)out, NULL};
 		struct buf o = {0}, err = {0};

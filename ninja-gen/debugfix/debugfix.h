@@ -119,4 +119,10 @@ char *debugfix_text(const char *text, const struct line_map *lines);
  * that points outside the file). */
 int elf_exported_definitions(const char *path, struct strv *names);
 
+/* The bytes of code (the executable sections) of the ELF object at path,
+ * or -1 when it cannot be read or is not a 64-bit little-endian ELF file;
+ * quiet: mtpc-compile measures a plain compile's cost from its previous
+ * object by it, and a missing or foreign object only means no measure. */
+long long elf_code_bytes(const char *path);
+
 #endif

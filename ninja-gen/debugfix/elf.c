@@ -306,3 +306,22 @@ int elf_exported_definitions(const char *path, struct strv *names)
 		mtpc_error("%s: not a 64-bit little-endian ELF object with a readable symbol table", path);
 	return r;
 }
+
+long long elf_code_bytes(const char *path)
+{
+	char *data;
+	size_t len;
+	if (mtpc_read_file(path, &data, &len) < 0)
+		return -1;
+	struct elf e = {0};
+	long long bytes = -1;
+	if (elf_open(&e, (unsigned char *)data, len) == 0) {
+		bytes = 0;
+		for (size_t i = 0; i < e.nsh; i++)
+			if ((e.sh[i].sh_flags & SHF_EXECINSTR) && e.sh[i].sh_type == SHT_PROGBITS)
+				bytes += (long long)e.sh[i].sh_size;
+	}
+	free(e.sh);
+	free(data);
+	return bytes;
+}

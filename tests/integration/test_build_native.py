@@ -465,3 +465,20 @@ def test_unity_build_with_pch_is_split(mode, tmp_path):
             assert re.search(r"mtpc-compile: unity_\d+_cxx\.cxx\.o: 4 partitions", log), log
         outs[name] = run([b / "app"]).stdout
     assert outs["mtpc"] == outs["plain"]
+
+
+def test_native_cost_measured_from_the_previous_object(tmp_path):
+    """A plain compile's first cost is estimated from its source's bytes; the next compile's
+    is measured from the previous object's code bytes (a header-heavy source is estimated
+    low and measured high), and a threshold between the two splits only the second."""
+    src = tmp_path / "big.cpp"
+    (tmp_path / "heavy.h").write_text("".join(
+        f"template <int N> inline int h{i}(int x) {{ int s = x; for (int k = 0; k < x; k++) "
+        f"s = s * (N + {i}) + k; return s; }}\n" for i in range(200)))
+    src.write_text('#include "heavy.h"\n' + "".join(
+        f"int f{i}(int x) {{ return h{i}<{i}>(x) + h{(i + 1) % 200}<{i}>(x); }}\n" for i in range(200)))
+    obj = tmp_path / "big.o"
+    r1 = mtpc_compile(tmp_path, compile_cmd(src, obj), "--cost-threshold", "3000")
+    assert "mtpc-compile" not in r1.stdout and not pathlib.Path(f"{obj}.mtpc").exists(), r1.stdout
+    r2 = mtpc_compile(tmp_path, compile_cmd(src, obj), "--cost-threshold", "3000")
+    assert re.search(r"big\.o: 4 partitions, cost \d+ instructions \(measured\)", r2.stdout), r2.stdout
