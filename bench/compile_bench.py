@@ -718,23 +718,29 @@ def count_imports(text, tu):
     return res
 
 
+def program_figures(w, t, exe, wd, use_callgrind, sized=None, tag=""):
+    """{'text': .text bytes of sized (default exe), 'exit', 'output': the lines of the
+    program's output the workload keeps, and unless off 'instructions' (callgrind)} of one
+    build of the workload's program, run in wd."""
+    out = lib.run_measured([t.llvm_bin / "llvm-size", "-A", sized or exe]).stdout
+    text = next(int(ln.split()[1]) for ln in out.splitlines() if ln.startswith(".text "))
+    r = lib.run_measured([exe, *w.args], cwd=wd, check=False)
+    lines = r.stdout.splitlines()
+    if w.keep:
+        lines = [ln for ln in lines if re.search(w.keep, ln)]
+    res = {"text": text, "exit": r.returncode, "output": "\n".join(lines)}
+    if use_callgrind:
+        log(f"  callgrind ({tag}) {w.program} {' '.join(w.args)}")
+        res["instructions"], _ = callgrind.instructions([exe, *w.args], cwd=wd)
+    return res
+
+
 def quality(w, t, progs, wd, use_callgrind):
     """.text, program output and (unless off) callgrind instructions of the four builds."""
     if w.name == "duktape":
         pathlib.Path(w.args[0]).write_text(JS_WORKLOAD)
-    res = {}
-    for k in ("i", "b", "ii", "iii"):
-        exe = progs / k
-        out = lib.run_measured([t.llvm_bin / "llvm-size", "-A", exe]).stdout
-        text = next(int(ln.split()[1]) for ln in out.splitlines() if ln.startswith(".text "))
-        r = lib.run_measured([exe, *w.args], cwd=wd, check=False)
-        lines = r.stdout.splitlines()
-        if w.keep:
-            lines = [ln for ln in lines if re.search(w.keep, ln)]
-        res[k] = {"text": text, "exit": r.returncode, "output": "\n".join(lines)}
-        if use_callgrind:
-            log(f"  callgrind ({k}) {w.program} {' '.join(w.args)}")
-            res[k]["instructions"], _ = callgrind.instructions([exe, *w.args], cwd=wd)
+    res = {k: program_figures(w, t, progs / k, wd, use_callgrind, tag=k)
+           for k in ("i", "b", "ii", "iii")}
     for k in res:
         res[k]["same_output"] = (res[k]["output"] == res["i"]["output"] and
                                  res[k]["exit"] == res["i"]["exit"])

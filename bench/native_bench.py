@@ -53,7 +53,6 @@ import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import callgrind  # noqa: E402
 import compile_bench as cb  # noqa: E402
 import lib  # noqa: E402
 import link_costs  # noqa: E402
@@ -244,16 +243,7 @@ def quality(w, t, wd, cc, O, use_callgrind):
     for k, tu in (("plain", O / "plain.o"), ("mtpc", O / "mtpc.o")):
         exe = wd / "prog" / k
         lib.run_measured([drv, "-fuse-ld=lld", tu, *others, *w.ldflags, "-o", exe], check=True)
-        out = lib.run_measured([t.llvm_bin / "llvm-size", "-A", tu]).stdout
-        text = next(int(ln.split()[1]) for ln in out.splitlines() if ln.startswith(".text "))
-        r = lib.run_measured([exe, *w.args], cwd=wd, check=False)
-        lines = r.stdout.splitlines()
-        if w.keep:
-            lines = [ln for ln in lines if re.search(w.keep, ln)]
-        res[k] = {"text": text, "exit": r.returncode, "output": "\n".join(lines)}
-        if use_callgrind:
-            log(f"  callgrind ({k})")
-            res[k]["instructions"], _ = callgrind.instructions([exe, *w.args], cwd=wd)
+        res[k] = cb.program_figures(w, t, exe, wd, use_callgrind, sized=tu, tag=k)
     res["same_output"] = (res["plain"]["output"], res["plain"]["exit"]) == \
         (res["mtpc"]["output"], res["mtpc"]["exit"])
     res["text_ratio"] = lib.ratio(res["mtpc"]["text"], res["plain"]["text"])
