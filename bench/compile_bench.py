@@ -528,14 +528,14 @@ def edited(text, pattern, bump, nth=0):
     return "\n".join(lines), i + 1
 
 
-def bench_workload(w, t, args, wd):
-    P, cpu, cores = args.partitions, args.cpu, args.cores
+def prepare_workdir(w, wd):
+    """Fresh obj/, wall/ and prog/ folders in wd, and the TU's copy wd/src/<name> that the
+    edit changes (w.patch applied, each exactly once): (original path, copy, its text). The
+    original's folder stays on the include path (the caller adds it)."""
     wd.mkdir(parents=True, exist_ok=True)
     for sub in ("obj", "wall", "prog"):
         shutil.rmtree(wd / sub, ignore_errors=True)
         (wd / sub).mkdir()
-    # the TU is compiled from a copy (the edit changes it); its own folder stays on the
-    # include path
     orig = w.dir / w.tu
     src = wd / "src" / orig.name
     src.parent.mkdir(exist_ok=True)
@@ -545,6 +545,25 @@ def bench_workload(w, t, args, wd):
             raise lib.BenchError(f"{orig}: expected one {old!r} to patch")
         text = text.replace(old, new)
     src.write_text(text, errors="surrogateescape")
+    return orig, src, text
+
+
+def first_edit(w, text, src, frontend, ref):
+    """The first candidate edit of w.edit_re (one constant + 1) whose frontend bitcode
+    differs from ref: a line the preprocessor drops, or a function never emitted, would
+    change nothing. frontend() compiles src and returns its bitcode. Leaves the edit in src;
+    returns (edited text, line, candidate)."""
+    for nth in range(10):
+        new, line = edited(text, w.edit_re, 1, nth)
+        src.write_text(new, errors="surrogateescape")
+        if frontend() != ref:
+            return new, line, nth
+    raise lib.BenchError(f"none of 10 edits of {w.edit_re!r} changes the bitcode")
+
+
+def bench_workload(w, t, args, wd):
+    P, cpu, cores = args.partitions, args.cpu, args.cores
+    orig, src, text = prepare_workdir(w, wd)
     cflags = [*w.cflags, f"-I{orig.parent}"]
     drv = t.clangxx if w.cxx else t.clang
     pin, unpin = env_for(wd, True), env_for(wd, False)
@@ -670,18 +689,11 @@ def bench_workload(w, t, args, wd):
         m["edit"] = {"skipped": "no function of the TU's own to edit (a unity source)"}
         return m
     try:
-        # the first candidate whose edit changes the frontend's bitcode: a line the
-        # preprocessor drops, or a function never emitted, would change nothing
-        ref = (O / "front.bc").read_bytes()
-        for nth in range(10):
-            new, line = edited(text, w.edit_re, 1, nth)
-            src.write_text(new, errors="surrogateescape")
+        def frontend():
             run(cc(src, O / "edit-front.bc", "-Xclang", "-disable-llvm-passes"), unpin,
                 tag="frontend (edit check)")
-            if (O / "edit-front.bc").read_bytes() != ref:
-                break
-        else:
-            raise lib.BenchError(f"none of 10 edits of {w.edit_re!r} changes the bitcode")
+            return (O / "edit-front.bc").read_bytes()
+        new, line, nth = first_edit(w, text, src, frontend, (O / "front.bc").read_bytes())
         m["edit"] = {"line": line, "candidate": nth,
                      "text": new.split("\n")[line - 1].strip()}
         log(f"{w.name}: edit line {line}: {m['edit']['text']}")

@@ -69,17 +69,7 @@ def opt_of(w):
 
 def bench_workload(w, t, args, wd):
     P, cpu = args.partitions, args.cpu
-    wd.mkdir(parents=True, exist_ok=True)
-    for sub in ("obj", "wall", "prog"):
-        shutil.rmtree(wd / sub, ignore_errors=True)
-        (wd / sub).mkdir()
-    orig = w.dir / w.tu
-    src = wd / "src" / orig.name
-    src.parent.mkdir(exist_ok=True)
-    text = orig.read_text(errors="surrogateescape")
-    for old, new in w.patch:
-        text = text.replace(old, new, 1)
-    src.write_text(text, errors="surrogateescape")
+    orig, src, text = cb.prepare_workdir(w, wd)
     flags = [*opt_of(w), *[f for f in w.cflags if f not in opt_of(w)], f"-I{orig.parent}"]
     drv = t.clangxx if w.cxx else t.clang
     pin, unpin = cb.env_for(wd, True), cb.env_for(wd, False)
@@ -150,16 +140,11 @@ def bench_workload(w, t, args, wd):
         m["edit"] = {"skipped": "no function of the TU's own to edit (a unity source)"}
         return m
     try:
-        ref = (O / "front.bc").read_bytes()
-        for nth in range(10):
-            new, line = cb.edited(text, w.edit_re, 1, nth)
-            src.write_text(new, errors="surrogateescape")
+        def frontend():
             cb.run(cc(src, O / "edit-front.bc", "-Xclang", "-disable-llvm-passes",
                       "-emit-llvm"), unpin, tag="frontend (edit check)")
-            if (O / "edit-front.bc").read_bytes() != ref:
-                break
-        else:
-            raise lib.BenchError(f"none of 10 edits of {w.edit_re!r} changes the bitcode")
+            return (O / "edit-front.bc").read_bytes()
+        new, line, _ = cb.first_edit(w, text, src, frontend, (O / "front.bc").read_bytes())
         m["edit"] = {"line": line, "text": new.split("\n")[line - 1].strip(),
                      "plain": cb.run(cc(src, O / "edit-plain.o"), pin, cpu, tag="plain (edit)")}
         e = m["edit"]["mtpc"] = cb.run(mcc(O / "mtpc.o", O / "plans.sqlite", jobs=1), pin, cpu,
