@@ -168,6 +168,14 @@ Cache variables
   (at least two, and half of its last rebuilds): a relay costs an import
   step on every rebuild and saves nothing on a full build; ``always`` every
   module costing at least ``MTPC_RELAY_COST``; ``never``.
+``MTPC_BUSY``
+  ``auto`` (the default): a split, at the link or at the compile, must also
+  pay beside the work that other MTPC links and compiles running on the
+  machine announced (their predicted remaining time): a module whose split
+  would only share cores they keep busy is built whole, and the summary line
+  says so. The objects then depend on what else ran (each is correct).
+  ``ignore``: decide by each link's or compile's own inputs alone, for
+  reproducible objects.
 ``MTPC_LTO``
   ``ON`` (the default): ``mtpc_enable()`` builds its targets with ThinLTO,
   both halves split (compile and link). ``OFF``: as if every
@@ -263,6 +271,9 @@ set(MTPC_RELAY_COST "" CACHE STRING
 set(MTPC_RELAY "auto" CACHE STRING
   "MTPC: relay modules not split: auto (when other modules' changes keep forcing their rebuild), always, never")
 set_property(CACHE MTPC_RELAY PROPERTY STRINGS auto always never)
+set(MTPC_BUSY "auto" CACHE STRING
+  "MTPC: auto: split only where other MTPC links and compiles on the machine leave cores to gain; ignore: decide by each link's or compile's inputs alone")
+set_property(CACHE MTPC_BUSY PROPERTY STRINGS auto ignore)
 option(MTPC_SPLIT_COMPILE "MTPC: split costly compiles into parallel partitions too (mtpc-compile)" ON)
 option(MTPC_LTO "MTPC: mtpc_enable() builds its targets with ThinLTO, both halves split; OFF: the targets' own (plain) compiles are split, links untouched" ON)
 set(MTPC_SPLIT_THRESHOLD "" CACHE STRING
@@ -504,6 +515,11 @@ function(_mtpc_common_opts out)
   if(NOT cost STREQUAL "")
     list(APPEND opts --cost-threshold=${cost})
   endif()
+  if(NOT MTPC_BUSY MATCHES "^(auto|ignore)$")
+    message(FATAL_ERROR "MTPC_BUSY is \"${MTPC_BUSY}\"; expected auto or ignore")
+  elseif(NOT MTPC_BUSY STREQUAL "auto")
+    list(APPEND opts --busy=${MTPC_BUSY})
+  endif()
   if(MTPC_SPLIT_EXECUTABLE)
     list(APPEND opts "--split-tool=${MTPC_SPLIT_EXECUTABLE}")
   endif()
@@ -608,7 +624,7 @@ function(_mtpc_compile_launcher target langs)
   set(split "")
   set(other "")
   foreach(word IN LISTS all)
-    if(word MATCHES "^--(partitions|cost-threshold|split-tool|split-arg)=")
+    if(word MATCHES "^--(partitions|cost-threshold|busy|split-tool|split-arg)=")
       list(APPEND split "${word}")
     else()
       list(APPEND other "${word}")

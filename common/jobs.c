@@ -75,6 +75,27 @@ static char *pool_dir(void)
 	return xasprintf("/tmp/mtpc-jobs-%ld", (long)getuid());
 }
 
+/* Created if need be; only a directory of our own (anyone else could hold
+ * its locks or write its notices), made private. */
+static int pool_usable(const char *dir)
+{
+	struct stat st;
+	if (mtpc_mkdir_p(dir) != 0 || stat(dir, &st) != 0 || st.st_uid != getuid())
+		return 0;
+	if (st.st_mode & 077)
+		chmod(dir, 0700);
+	return 1;
+}
+
+char *jobs_pool_dir(void)
+{
+	char *dir = pool_dir();
+	if (pool_usable(dir))
+		return dir;
+	free(dir);
+	return NULL;
+}
+
 /* Try to flock path without waiting: the open fd, or -1. */
 static int try_lock(const char *path)
 {
@@ -145,11 +166,7 @@ static void acquire(struct job_token *t)
 		return;
 	}
 	char *dir = pool_dir();
-	struct stat st;
-	/* Only a directory of our own: anyone else could hold its locks. */
-	int n = jobs_slots(), ok = mtpc_mkdir_p(dir) == 0 && stat(dir, &st) == 0 && st.st_uid == getuid();
-	if (ok && st.st_mode & 077)
-		chmod(dir, 0700);
+	int n = jobs_slots(), ok = pool_usable(dir);
 	/* Start at a slot of our own, so that processes starting together do
 	 * not all probe the same files first. */
 	int first = (int)(getpid() % n);

@@ -54,6 +54,10 @@ void jobs_release(struct job_token *t);
 /* The pool's size: JOBS_ENV_SLOTS, else the online cores. */
 int jobs_slots(void);
 
+/* The pool's directory (JOBS_ENV_DIR, else the default above), created if
+ * need be; NULL when it is not a directory of this user's. Heap string. */
+char *jobs_pool_dir(void);
+
 /* For a front end: when this process holds a jobserver token of make's
  * (MAKEFLAGS names a usable jobserver), create the lock file path (inside the
  * front end's own directory) and set JOBS_ENV_IMPLICIT to it for the steps

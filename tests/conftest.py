@@ -19,6 +19,12 @@ if "MTPC_CACHE" not in os.environ:
     os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="mtpc-test-cache-")
     # Removed when the run ends, so repeated runs do not fill /tmp.
     atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+# The job pool and its work board (common/jobs.h, common/workboard.h) are the machine's: the
+# suite keeps its own, so that what else runs on the machine (another build, another run of the
+# suite) neither takes its tokens nor holds its splits whole.
+if "MTPC_JOBS_DIR" not in os.environ:
+    os.environ["MTPC_JOBS_DIR"] = tempfile.mkdtemp(prefix="mtpc-test-jobs-")
+    atexit.register(shutil.rmtree, os.environ["MTPC_JOBS_DIR"], ignore_errors=True)
 BUILD = pathlib.Path(os.environ.get("MTPC_BUILD_DIR", ROOT / "build"))
 ASAN_BUILD = pathlib.Path(os.environ.get("MTPC_ASAN_BUILD_DIR", ROOT / "build-asan"))
 

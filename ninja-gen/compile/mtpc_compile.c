@@ -34,6 +34,7 @@
 #include "rsp.h"
 #include "steps.h"
 #include "util.h"
+#include "workboard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -87,6 +88,7 @@ static const char *const usage[] = {
 	"                      (default 100000, as mtpc-link's)\n"
 	"  --partitions N      at most N partitions (default: number of cores;\n"
 	"                      1 disables splitting)\n"
+	INNER_BUSY_HELP("")
 	"  --jobs N            parallelism of the inner build (default/0: cores);\n"
 	"                      every compile of it takes a token of the machine's\n"
 	"                      job budget (make's jobserver, else MTPC's pool)\n"
@@ -104,8 +106,8 @@ static const char *const usage[] = {
 	"  --quiet             no progress lines\n"
 	"  @FILE               more of these options, read from FILE (before --).\n"
 	"                      A compile the options concern (split, or costly\n"
-	"                      enough but held whole by --partitions 1) adds each\n"
-	"                      FILE that sets --partitions, --cost-threshold,\n"
+	"                      enough but held whole) adds each FILE that sets\n"
+	"                      --partitions, --cost-threshold, --busy,\n"
 	"                      --split-tool or --split-arg to its depfile (-MD),\n"
 	"                      so that changing FILE reruns those compiles and no\n"
 	"                      other; mtpc_enable() keeps every MTPC option there\n"
@@ -117,10 +119,11 @@ static const char *const usage[] = {
 	"  MTPC_COMPILE_OPTIONS  words taken as the first options (@FILE too): how\n"
 	"                      ccache's CCACHE_PREFIX=mtpc-compile, which passes\n"
 	"                      none, gets them\n"
-	"  MTPC_SPLIT_COST, MTPC_MAX_PARTITIONS, MTPC_JOBS, MTPC_CACHE,\n"
-	"  MTPC_LAUNCHER, MTPC_SPLIT_ARGS, MTPC_EXECUTOR, MTPC_SLURM_ARGS\n"
-	"                      --cost-threshold, --partitions, --jobs, --cache,\n"
-	"                      --launcher, --split-arg, --executor, --slurm-arg\n"
+	"  MTPC_SPLIT_COST, MTPC_MAX_PARTITIONS, MTPC_BUSY, MTPC_JOBS,\n"
+	"  MTPC_CACHE, MTPC_LAUNCHER, MTPC_SPLIT_ARGS, MTPC_EXECUTOR,\n"
+	"  MTPC_SLURM_ARGS     --cost-threshold, --partitions, --busy, --jobs,\n"
+	"                      --cache, --launcher, --split-arg, --executor,\n"
+	"                      --slurm-arg\n"
 	"\n"
 	"Exit status: the compile's.\n",
 	NULL,
@@ -143,7 +146,7 @@ static int parse_opts(struct inner_launcher_opts *o, int argc, char **argv)
  * writes; the others (jobs, cache, executor, launcher, ninja) change where
  * and how fast it runs, not its object. */
 static const char *const shaping_opts[] = {"--partitions", "--cost-threshold", "--split-tool", "--split-arg",
-					   NULL};
+					   "--busy", NULL};
 
 /* Whether the option words v set a shaping option ("--opt=V" or "--opt V"). */
 static int sets_shaping_option(const struct strv *v)
@@ -357,6 +360,48 @@ static long long compile_cost(const struct compilecmd *cc, const char *split_too
 	return bytes / SOURCE_BYTES_PER_INST * (cc->native ? NATIVE_COST_FACTOR : 1);
 }
 
+/* How a costly compile is run: in how many partitions at most (0: whole,
+ * as given), the prediction behind it (graph_split_choice, with the work
+ * other MTPC processes announced on the machine's work board), and the
+ * notice this compile posts of its own predicted work. */
+struct compile_plan {
+	int parts;
+	char *why;                 /* "not split: ..." when held whole by the board, else NULL */
+	double work_secs, span_secs;
+};
+
+static struct compile_plan plan_compile(const struct inner_opts *in, const char *out, long long cost)
+{
+	struct compile_plan p = {0, NULL, 0, 0};
+	double spc = GRAPH_DEFAULT_SECONDS_PER_COST;
+	p.work_secs = p.span_secs = (double)cost * spc;
+	if (cost < in->cost_threshold || in->partitions == 1)
+		return p;
+	int lanes = in->slurm.on ? INNER_SLURM_PLAN_JOBS : inner_cores();
+	int kmax = in->partitions > 0 ? in->partitions : lanes, jobs = in->jobs > 0 ? in->jobs : lanes;
+	struct work_others board = {0, 0, 0};
+	if (in->busy == GRAPH_BUSY_AUTO && !in->slurm.on)
+		workboard_read(&board);
+	/* Split last time: it stays split unless that lengthens the prediction
+	 * (graph_split_choice), so that small changes of the load do not flip
+	 * the object's form at every build. */
+	char *last = xasprintf("%s.mtpc/build.ninja", out);
+	int was_split = access(last, F_OK) == 0;
+	free(last);
+	struct split_choice ch = graph_split_choice(cost, (long long)(board.work / spc), (long long)(board.longest / spc),
+						    jobs, kmax, was_split);
+	if (ch.parts >= 2) {
+		p.parts = ch.parts;
+		p.work_secs += p.work_secs / SPLIT_OVERHEAD;
+		p.span_secs = (double)(cost / SPLIT_OVERHEAD + (cost + ch.parts - 1) / ch.parts) * spc;
+	} else if (board.count) {
+		p.why = xasprintf("not split: the cores are busy with %d other MTPC job%s (predicted %.*f s split vs "
+				  "%.*f s unsplit)", board.count, board.count == 1 ? "" : "s", GRAPH_SECS(ch.split_span * spc),
+				  GRAPH_SECS(ch.whole_span * spc));
+	}
+	return p;
+}
+
 /* The frontend into <inner>/front.bc, written only if changed. Returns the
  * compile's status (its messages are the user's: shown as they come). */
 static int run_frontend(const struct compilecmd *cc, const char *inner, const char *front)
@@ -481,6 +526,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct compilecmd cc;
+	struct work_notice notice = WORK_NOTICE_INIT;
 	int status = -1, concerned = 0;
 	if (compilecmd_parse(&cc, o.ncmd, o.cmd) == 0 && !cc.why_not) {
 		char *self = proc_self_path();
@@ -488,16 +534,28 @@ int main(int argc, char **argv)
 		int measured;
 		long long cost = compile_cost(&cc, split, &measured);
 		/* Costly enough: the options decide this compile's object (split,
-		 * in how many, or held whole by --partitions 1). */
+		 * in how many, or held whole by --partitions 1 or busy cores). */
 		concerned = cost >= o.in.cost_threshold;
-		if (concerned && o.in.partitions != 1)
-			status = run_split(&o, &cc, self ? self : argv[0], split, cost, measured, t0,
-					   under_ccache());
+		struct compile_plan plan = plan_compile(&o.in, compilecmd_output(&cc), cost);
+		int silent = under_ccache();
+		/* Announced for the other links and compiles' choices. */
+		if (o.in.busy == GRAPH_BUSY_AUTO)
+			workboard_post(&notice, plan.work_secs, plan.span_secs);
+		if (plan.why && !o.quiet && !silent) {
+			printf("mtpc-compile: %s: %s\n", mtpc_base_name(compilecmd_output(&cc)), plan.why);
+			fflush(stdout);
+		}
+		if (plan.parts >= 2) {
+			o.in.partitions = plan.parts;
+			status = run_split(&o, &cc, self ? self : argv[0], split, cost, measured, t0, silent);
+		}
+		free(plan.why);
 		free(self);
 		free(split);
 	}
 	if (status < 0)
 		status = run_plain(o.cmd); /* exactly the compile as given */
+	workboard_withdraw(&notice);
 	/* The options files become this compile's dependencies: the outer build
 	 * reruns it, and no compile they do not concern, when they change. */
 	char *depfile = concerned && status == 0 && shaping.n ? compilecmd_depfile(&cc) : NULL;

@@ -53,6 +53,7 @@ static const char *const usage[] = {
 	"                      backend on one core), when that shortens the\n"
 	"                      predicted time of the backends on --jobs cores\n"
 	INNER_RELAY_HELP("MTPC_RELAY_COST; ", " (MTPC_RELAY)"),
+	INNER_BUSY_HELP(" (MTPC_BUSY)"),
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this, 0 splits every module\n"
 	"                      (MTPC_SPLIT_THRESHOLD)\n"

@@ -5,6 +5,7 @@
 #include "graph_int.h"
 #include "proc.h"
 #include "util.h"
+#include "workboard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,10 +64,6 @@ static void estimate_costs(const struct graph_conf *gc, struct graph *g)
 	free(costs);
 }
 
-/* Backend seconds of GRAPH_DEFAULT_COST_THRESHOLD instructions, for the
- * predictions' seconds when the link has no history (graph.h). */
-#define DEFAULT_SECONDS 6.0
-
 /* The predicted makespan of backends of total work on jobs lanes, the
  * longest of which takes longest (graph.h, SPLIT_OVERHEAD). */
 static long long span(long long work, long long longest, int jobs)
@@ -102,14 +99,13 @@ struct split_choice graph_split_choice(long long c, long long others_work, long 
 	return ch;
 }
 
-/* Seconds for a "%.*f": whole ones from 10 s, tenths from 1 s, else hundredths. */
-#define SECS(s) ((double)(s) >= 10 ? 0 : (double)(s) >= 1 ? 1 : 2), (double)(s)
-
 /* Decide, costliest first, which of the modules whose cost reached the
  * threshold (m->split set) a split pays for (graph_split_choice), each
- * against the others as decided so far; spc: seconds per cost unit, for
- * the reasons. */
-static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, double spc)
+ * against the others as decided so far and the work other MTPC processes
+ * announced (board, in cost units: workboard.h); spc: seconds per cost
+ * unit, for the reasons. */
+static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, double spc,
+			       const struct work_others *board)
 {
 	size_t n = g->nmods, nc = 0;
 	long long *chain = xmalloc((n + 1) * sizeof *chain), *work = xmalloc((n + 1) * sizeof *work);
@@ -132,7 +128,7 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 	for (size_t a = 0; a < nc; a++) {
 		size_t i = cand[a];
 		struct module *m = &g->mods[i];
-		long long others = 0, longest = 0;
+		long long others = (long long)board->work, longest = (long long)board->longest;
 		int busy = 0;
 		for (size_t j = 0; j < n; j++)
 			if (j != i) {
@@ -148,13 +144,16 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 			chain[i] = m->cost / SPLIT_OVERHEAD + (m->cost + ch.parts - 1) / ch.parts;
 			work[i] = m->cost + m->cost / SPLIT_OVERHEAD;
 			m->why = xasprintf("in %d: predicted %.*f s split vs %.*f s unsplit", ch.parts,
-					   SECS(ch.split_span * spc), SECS(ch.whole_span * spc));
+					   GRAPH_SECS(ch.split_span * spc), GRAPH_SECS(ch.whole_span * spc));
 		} else {
 			m->split = 0;
 			m->held = 1;
-			m->why = xasprintf("the cores are busy with %d other backend%s (predicted %.*f s split vs %.*f s "
-					   "unsplit)", busy, busy == 1 ? "" : "s", SECS(ch.split_span * spc),
-					   SECS(ch.whole_span * spc));
+			char *jobs = board->count ? xasprintf(" and %d other MTPC job%s", board->count,
+							      board->count == 1 ? "" : "s") : xstrdup("");
+			m->why = xasprintf("the cores are busy with %d other backend%s%s (predicted %.*f s split vs "
+					   "%.*f s unsplit)", busy, busy == 1 ? "" : "s", jobs, GRAPH_SECS(ch.split_span * spc),
+					   GRAPH_SECS(ch.whole_span * spc));
+			free(jobs);
 		}
 	}
 	free(chain);
@@ -194,6 +193,25 @@ static void explain(const struct graph_conf *gc, struct module *m)
 	else
 		m->why = xasprintf("not split: cost %lld instructions%s < %lld", m->cost, measured, gc->cost_threshold);
 	free(pred);
+}
+
+/* g->work_secs and g->span_secs: the backends' predicted CPU seconds and
+ * makespan, as decided (a split module: its chain and its overhead). */
+static void predict(const struct graph_conf *gc, struct graph *g, double spc)
+{
+	long long work = 0, longest = 0;
+	for (size_t i = 0; i < g->nmods; i++) {
+		const struct module *m = &g->mods[i];
+		long long c = m->cost > 0 ? m->cost : 0, chain = c;
+		if (m->split && m->parts > 1) {
+			chain = c / SPLIT_OVERHEAD + (c + m->parts - 1) / m->parts;
+			c += c / SPLIT_OVERHEAD;
+		}
+		work += c;
+		longest = chain > longest ? chain : longest;
+	}
+	g->work_secs = (double)work * spc;
+	g->span_secs = (double)span(work, longest, gc->jobs > 0 ? gc->jobs : 1) * spc;
 }
 
 /* Decide which modules are split, and why. By bytes when gc->threshold >= 0;
@@ -248,9 +266,17 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 			m->split = m->cost >= gc->cost_threshold;
 		m->parts = m->split ? gc->kmax : 0;
 	}
-	/* By cost, a split must also pay: shorten the link's backends. */
-	if (by_cost && gc->kmax >= 2)
-		choose_by_makespan(gc, g, nhist >= 2 ? hist_secs / hist_insts : DEFAULT_SECONDS / GRAPH_DEFAULT_COST_THRESHOLD);
+	/* By cost, a split must also pay: shorten the link's backends, beside
+	 * what other MTPC processes keep the machine busy with. */
+	double spc = nhist >= 2 ? hist_secs / hist_insts : GRAPH_DEFAULT_SECONDS_PER_COST;
+	if (by_cost && gc->kmax >= 2) {
+		struct work_others board = {0, 0, 0};
+		if (gc->busy == GRAPH_BUSY_AUTO)
+			workboard_read(&board);
+		board.work /= spc;
+		board.longest /= spc;
+		choose_by_makespan(gc, g, spc, &board);
+	}
 	for (size_t i = 0; i < g->nmods; i++) {
 		struct module *m = &g->mods[i];
 		/* Relayed: big enough that its recompile is worth an import step
@@ -270,4 +296,5 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 			    (gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
 		explain(gc, m);
 	}
+	predict(gc, g, spc);
 }

@@ -101,6 +101,23 @@ struct split_choice graph_split_choice(long long c, long long others_work, long 
 /* graph_conf.relay: which modules costing at least relay_cost are relayed. */
 enum { GRAPH_RELAY_AUTO, GRAPH_RELAY_ALWAYS, GRAPH_RELAY_NEVER };
 
+/* graph_conf.busy: whether the split choice counts, beside the link's own
+ * backends, the work other MTPC processes on the machine announced
+ * (workboard.h: other links' inner builds, other compiles). AUTO: it does,
+ * so a split that would only share busy cores is not made, and the objects
+ * then depend on what else ran; IGNORE: the choice depends on the link's
+ * (or compile's) inputs alone, for reproducible objects. */
+enum { GRAPH_BUSY_AUTO, GRAPH_BUSY_IGNORE };
+
+/* Seconds of backend (or of a plain compile, whose cost counts twice) per
+ * cost unit, where no measured history says better: about 6 s for
+ * GRAPH_DEFAULT_COST_THRESHOLD instructions on this project's machines. */
+#define GRAPH_DEFAULT_SECONDS_PER_COST (6.0 / GRAPH_DEFAULT_COST_THRESHOLD)
+
+/* Predicted seconds for a "%.*f" in the reasons: whole ones from 10 s,
+ * tenths from 1 s, else hundredths. */
+#define GRAPH_SECS(s) ((double)(s) >= 10 ? 0 : (double)(s) >= 1 ? 1 : 2), (double)(s)
+
 struct graph_conf {
 	const char *self;       /* absolute path of mtpc-link (runs the steps) */
 	const char *split_tool; /* mtpc-split */
@@ -117,6 +134,7 @@ struct graph_conf {
 	                         * at least this (RELAY_FRACTION); none by bytes */
 	int relay;              /* GRAPH_RELAY_*: AUTO relays those only on the
 	                         * history's evidence (RELAY_MIN_FORCED) */
+	int busy;               /* GRAPH_BUSY_* */
 	graph_history_fn history; /* measured module times (may be NULL) */
 	void *history_ctx;
 	int type_units;         /* slots compile with -fdebug-types-section: each
@@ -221,6 +239,10 @@ struct graph {
 	 * a large source compiled without -flto=thin does not go unnoticed:
 	 * native ELF objects (given or archive members) and archives without bitcode. */
 	int nnative_objects, nnative_archives;
+	/* Predicted by graph_choose (by cost): CPU seconds of the backends and
+	 * their makespan on graph_conf.jobs lanes, which the front end posts on
+	 * the work board while the inner build runs (workboard.h). */
+	double work_secs, span_secs;
 };
 
 /* Add a module (or find the one with this path). id: its identity (see

@@ -6,6 +6,7 @@
 #include "proc.h"
 #include "trace.h"
 #include "util.h"
+#include "workboard.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -107,8 +108,9 @@ int inner_opts_from_env(struct inner_opts *in)
 	    env_ll("MTPC_RELAY_COST", 0, LLONG_MAX, &in->relay_cost) ||
 	    env_ll("MTPC_MAX_PARTITIONS", 0, 4096, &parts) || env_ll("MTPC_JOBS", 0, 4096, &jobs))
 		return -1;
-	const char *relay = getenv("MTPC_RELAY");
-	if (relay && *relay && inner_parse_relay("MTPC_RELAY", relay, &in->relay) < 0)
+	const char *relay = getenv("MTPC_RELAY"), *busy = getenv("MTPC_BUSY");
+	if ((relay && *relay && inner_parse_relay("MTPC_RELAY", relay, &in->relay) < 0) ||
+	    (busy && *busy && inner_parse_busy("MTPC_BUSY", busy, &in->busy) < 0))
 		return -1;
 	in->partitions = (int)parts;
 	in->jobs = (int)jobs;
@@ -173,6 +175,7 @@ int inner_opt(struct inner_opts *o, int c, const char *arg)
 	case INNER_O_COST: bad = mtpc_parse_ll("--cost-threshold", arg, 0, LLONG_MAX, &o->cost_threshold); break;
 	case INNER_O_RELAY: bad = mtpc_parse_ll("--relay-cost", arg, 0, LLONG_MAX, &o->relay_cost); break;
 	case INNER_O_RELAY_MODE: bad = inner_parse_relay("--relay", arg, &o->relay); break;
+	case INNER_O_BUSY: bad = inner_parse_busy("--busy", arg, &o->busy); break;
 	case INNER_O_VERSION: mtpc_print_version(); exit(0);
 	case INNER_O_PARTS:
 		bad = mtpc_parse_ll("--partitions", arg, 0, 4096, &v);
@@ -216,6 +219,8 @@ void inner_conf(struct graph_conf *gc, const struct inner_opts *o)
 	gc->cost_threshold = o->cost_threshold;
 	gc->relay_cost = o->relay_cost >= 0 ? o->relay_cost : o->cost_threshold / RELAY_FRACTION;
 	gc->relay = o->relay;
+	/* A Slurm allocation's cores are the cluster's, not this machine's. */
+	gc->busy = o->slurm.on ? GRAPH_BUSY_IGNORE : o->busy;
 	gc->type_units = !o->no_type_units;
 	int plan = o->slurm.on ? INNER_SLURM_PLAN_JOBS : inner_cores();
 	gc->kmax = o->partitions > 0 ? o->partitions : plan;
@@ -489,6 +494,45 @@ static void write_trace(const struct inner_opts *o, const struct inner_build *b,
 	free(mods);
 }
 
+/* Post b's predicted work on the work board (workboard.h) for the other
+ * links' and compiles' choices: the graph's prediction, times the share of
+ * its edges that ninja -n would run (an incremental link reruns few; the
+ * edges after a dyndep file's are not counted until it exists). */
+static void post_work(const struct inner_opts *o, const struct inner_build *b, const char *ninja,
+		      struct work_notice *n)
+{
+	const struct graph *g = b->graph;
+	if (!g || g->work_secs <= 0 || o->busy != GRAPH_BUSY_AUTO || o->slurm.on)
+		return;
+	size_t edges = 0;
+	for (const char *l = g->ninja.s; l && (l = strstr(l, "\nbuild ")); l++)
+		edges++;
+	char *dry[] = {(char *)ninja, b->manifest ? "-f" : "-C", (char *)(b->manifest ? b->manifest : b->dir), "-n",
+		       NULL};
+	struct buf out = {0}, err = {0};
+	const char *status = getenv("NINJA_STATUS");
+	char *saved = status ? xstrdup(status) : NULL;
+	setenv("NINJA_STATUS", "@ ", 1); /* one line per edge it would run */
+	/* A dry run fails where a dyndep file is not written yet (a build from
+	 * scratch): all of it then. */
+	size_t dirty = edges;
+	if (proc_spawn(dry, &(struct proc_io){.out = &out, .err = &err}) == 0) {
+		dirty = 0;
+		for (const char *l = out.s; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+			dirty += l[0] == '@' && l[1] == ' ';
+	}
+	if (saved)
+		setenv("NINJA_STATUS", saved, 1);
+	else
+		unsetenv("NINJA_STATUS");
+	free(saved);
+	buf_free(&out);
+	buf_free(&err);
+	double share = edges && dirty < edges ? (double)dirty / (double)edges : 1.0;
+	if (dirty)
+		workboard_post(n, g->work_secs * share, g->span_secs * share);
+}
+
 int inner_run(const struct inner_opts *o, const struct inner_build *b)
 {
 	const char *ninja = o->ninja ? o->ninja : "ninja";
@@ -530,8 +574,11 @@ int inner_run(const struct inner_opts *o, const struct inner_build *b)
 	}
 	struct trace_mark mark;
 	trace_mark(b->dir, &mark);
+	struct work_notice notice = WORK_NOTICE_INIT;
+	post_work(o, b, ninja, &notice);
 	double start = mtpc_now();
 	int status = proc_spawn(argv.v, &io);
+	workboard_withdraw(&notice);
 	if (b->graph)
 		write_trace(o, b, &mark, atoi(jobs_s), start);
 	if (pr.tty >= 0) {
@@ -547,6 +594,16 @@ int inner_run(const struct inner_opts *o, const struct inner_build *b)
 	if (sig)
 		raise(sig); /* Ctrl-C: the allocation is gone, now stop as asked */
 	return status;
+}
+
+int inner_parse_busy(const char *what, const char *arg, int *mode)
+{
+	if (!strcmp(arg, "auto") || !strcmp(arg, "ignore")) {
+		*mode = !strcmp(arg, "auto") ? GRAPH_BUSY_AUTO : GRAPH_BUSY_IGNORE;
+		return 0;
+	}
+	mtpc_error("%s: expected auto or ignore, got '%s'", what, arg);
+	return -1;
 }
 
 int inner_parse_relay(const char *what, const char *arg, int *mode)

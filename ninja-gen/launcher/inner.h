@@ -18,6 +18,7 @@ struct inner_opts {
 	long long cost_threshold; /* --cost-threshold N */
 	long long relay_cost;     /* --relay-cost N; -1: cost_threshold / RELAY_FRACTION */
 	int relay;                /* --relay: GRAPH_RELAY_* */
+	int busy;                 /* --busy: GRAPH_BUSY_* */
 	long long min_cost;       /* --min-cost C; 0: not given */
 	int partitions, jobs;     /* --partitions, --jobs; 0: cores */
 	int verbose;              /* --verbose */
@@ -36,13 +37,14 @@ enum { INNER_O_THRESHOLD = 256, INNER_O_COST, INNER_O_PARTS, INNER_O_JOBS, INNER
        INNER_O_LAUNCHER, INNER_O_MIN_COST, INNER_O_SPLIT_ARG, INNER_O_SPLIT_TOOL,
        INNER_O_LLVM_BIN, INNER_O_NINJA, INNER_O_DIR, INNER_O_VERBOSE, INNER_O_EXECUTOR,
        INNER_O_SLURM_ARG, INNER_O_SLURM_TRIES, INNER_O_SLURM_WAIT, INNER_O_RELAY, INNER_O_RELAY_MODE,
-       INNER_O_NO_TYPE_UNITS, INNER_O_VERSION, INNER_O_END };
+       INNER_O_NO_TYPE_UNITS, INNER_O_BUSY, INNER_O_VERSION, INNER_O_END };
 #define INNER_LONGOPTS                                                       \
 	{"threshold", required_argument, 0, INNER_O_THRESHOLD},              \
 	{"cost-threshold", required_argument, 0, INNER_O_COST},              \
 	{"relay-cost", required_argument, 0, INNER_O_RELAY},                 \
 	{"relay", required_argument, 0, INNER_O_RELAY_MODE},                 \
 	{"no-type-units", no_argument, 0, INNER_O_NO_TYPE_UNITS},            \
+	{"busy", required_argument, 0, INNER_O_BUSY},                        \
 	{"partitions", required_argument, 0, INNER_O_PARTS},                 \
 	{"jobs", required_argument, 0, INNER_O_JOBS},                        \
 	{"cache", required_argument, 0, INNER_O_CACHE},                      \
@@ -88,7 +90,7 @@ int inner_getopt(struct inner_opts *o, int argc, char **argv, const char *shorto
 /* The MTPC_* environment variables into o (mtpc-distribute, whose options
  * lld passes, and mtpc-compile, which ccache runs as CCACHE_PREFIX with no
  * options): MTPC_SPLIT_THRESHOLD, MTPC_SPLIT_COST, MTPC_RELAY_COST,
- * MTPC_RELAY, MTPC_TYPE_UNITS, MTPC_MAX_PARTITIONS, MTPC_JOBS, MTPC_CACHE,
+ * MTPC_RELAY, MTPC_BUSY, MTPC_TYPE_UNITS, MTPC_MAX_PARTITIONS, MTPC_JOBS, MTPC_CACHE,
  * MTPC_LAUNCHER, MTPC_SPLIT_ARGS, MTPC_EXECUTOR, MTPC_SLURM_ARGS,
  * MTPC_SLURM_TRIES, MTPC_SLURM_WAIT; options given after override them.
  * Returns 0, or -1 after one error message naming the variable. */
@@ -109,6 +111,19 @@ void inner_conf(struct graph_conf *gc, const struct inner_opts *o);
 /* Parse "auto", "always" or "never" into *mode (GRAPH_RELAY_*). Returns 0,
  * or -1 after an error message naming what (an option or variable). */
 int inner_parse_relay(const char *what, const char *arg, int *mode);
+
+/* Parse "auto" or "ignore" into *mode (GRAPH_BUSY_*). Returns 0, or -1
+ * after an error message naming what (an option or variable). */
+int inner_parse_busy(const char *what, const char *arg, int *mode);
+
+/* The option text of --busy, for every --help text (env: ", MTPC_BUSY" or ""). */
+#define INNER_BUSY_HELP(env)                                                                  \
+	"  --busy MODE         auto (default): a split must also pay beside the\n"            \
+	"                      work other MTPC links and compiles on this machine\n"           \
+	"                      announced (their predicted remaining seconds): one\n"          \
+	"                      that would only share busy cores is not made, so the\n"        \
+	"                      object depends on what else ran; ignore: decide by\n"           \
+	"                      this command's inputs alone (reproducible objects)" env "\n"
 
 /* The option texts of relaying, for both --help texts (env: the variables'
  * names, or "" for mtpc-link). */

@@ -56,6 +56,7 @@ static const char *const usage[] = {
 	"  --cost-threshold N  split modules costing at least N instructions\n"
 	"                      (default 100000, about 6 s of backend on one core)\n"
 	INNER_RELAY_HELP("", ""),
+	INNER_BUSY_HELP(""),
 	"  --threshold BYTES   choose by size instead: split modules with more\n"
 	"                      bitcode bytes than this (0 splits every module)\n"
 	"  --no-type-units     compile partitions without -fdebug-types-section:\n"

@@ -1,0 +1,123 @@
+/* workboard.c: see workboard.h. */
+#define _DEFAULT_SOURCE /* flock */
+#include "workboard.h"
+#include "jobs.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOTICE_PREFIX "work."
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int workboard_post(struct work_notice *n, double work, double duration)
+{
+	char *dir = jobs_pool_dir();
+	if (!dir) {
+		workboard_withdraw(n);
+		return -1;
+	}
+	char *path = xasprintf("%s/" NOTICE_PREFIX "%ld", dir, (long)getpid());
+	char *tmp = xasprintf("%s.tmp", path);
+	free(dir);
+	double now = wall_now();
+	char line[128];
+	int len = snprintf(line, sizeof line, "%.3f %.3f %.3f\n", now, work > 0 ? work : 0,
+			   now + (duration > 0 ? duration : 0));
+	/* Locked before it is renamed into place: a reader never sees a
+	 * notice of ours unlocked, which would read as one left behind. */
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int ok = fd >= 0 && write(fd, line, (size_t)len) == len && flock(fd, LOCK_SH) == 0 && rename(tmp, path) == 0;
+	if (!ok) {
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		free(tmp);
+		free(path);
+		workboard_withdraw(n);
+		return -1;
+	}
+	free(tmp);
+	/* A notice posted before is replaced by the rename: its fd only. */
+	if (n->fd >= 0)
+		close(n->fd);
+	free(n->path);
+	n->fd = fd;
+	n->path = path;
+	return 0;
+}
+
+void workboard_withdraw(struct work_notice *n)
+{
+	if (n->path && n->fd >= 0)
+		unlink(n->path);
+	if (n->fd >= 0)
+		close(n->fd);
+	free(n->path);
+	n->fd = -1;
+	n->path = NULL;
+}
+
+/* One notice's share left at now into w; removes it if its writer is gone. */
+static void read_notice(const char *path, double now, struct work_others *w)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		unlink(path); /* nobody holds it: left behind by a process that ended */
+		close(fd);
+		return;
+	}
+	char line[128];
+	ssize_t len = read(fd, line, sizeof line - 1);
+	close(fd);
+	double posted, work, end;
+	if (len <= 0)
+		return;
+	line[len] = 0;
+	if (sscanf(line, "%lf %lf %lf", &posted, &work, &end) != 3 || end <= now || end <= posted)
+		return;
+	w->work += work * (end - now) / (end - posted);
+	if (end - now > w->longest)
+		w->longest = end - now;
+	w->count++;
+}
+
+void workboard_read(struct work_others *w)
+{
+	*w = (struct work_others){0, 0, 0};
+	char *dir = jobs_pool_dir();
+	DIR *d = dir ? opendir(dir) : NULL;
+	if (!d) {
+		free(dir);
+		return;
+	}
+	double now = wall_now();
+	char own[64];
+	snprintf(own, sizeof own, NOTICE_PREFIX "%ld", (long)getpid());
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		const char *name = e->d_name;
+		if (strncmp(name, NOTICE_PREFIX, strlen(NOTICE_PREFIX)) != 0 || strchr(name + strlen(NOTICE_PREFIX), '.') ||
+		    !strcmp(name, own))
+			continue;
+		char *path = xasprintf("%s/%s", dir, name);
+		read_notice(path, now, w);
+		free(path);
+	}
+	closedir(d);
+	free(dir);
+}

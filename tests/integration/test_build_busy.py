@@ -1,0 +1,196 @@
+"""Split only where the machine has cores to give (issue 37, item 1: concurrent links and
+compiles). Each mtpc-compile and each link's inner build posts a notice of its predicted work
+on the work board (<pool>/work.<pid>, common/workboard.h); a split choice counts the others'
+notices beside its own backends, with --busy auto (the default), and not with --busy ignore.
+
+The other work is played by a process of the test's own that holds a notice, as an
+mtpc-compile does; every test has a pool directory of its own."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from conftest import llvm_tool, run, tool
+from test_build_compile import big_source, compile_cmd, mtpc_compile
+from test_build_jobs import program
+
+HOLDER = r"""
+import fcntl, os, sys, time
+path, work, secs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+now = time.time()
+tmp = path + ".tmp"
+fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+os.write(fd, f"{now:.3f} {work:.3f} {now + secs:.3f}\n".encode())
+fcntl.flock(fd, fcntl.LOCK_SH)
+os.rename(tmp, path)
+print("posted", flush=True)
+sys.stdin.read()  # until the test closes our stdin
+"""
+
+
+class Notice:
+    """Another process's notice of `work` CPU seconds ending in `secs` seconds, held (flocked)
+    for as long as the context lasts; stopped by its pid, every wait bounded."""
+
+    def __init__(self, pool, work, secs):
+        pool.mkdir(mode=0o700, exist_ok=True)
+        self.p = subprocess.Popen([sys.executable, "-c", HOLDER, str(pool / "work.1"), str(work), str(secs)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.p.stdout.readline().strip() == "posted"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.p.stdin.close()
+        self.p.wait(timeout=10)
+
+
+def env_with(pool, **more):
+    return dict(os.environ, MTPC_JOBS_DIR=str(pool), MTPC_JOB_SLOTS="2", **more)
+
+
+def compile_busy(tmp_path, env, *opts):
+    src = big_source(tmp_path / "big.c", funcs=200)
+    obj = tmp_path / "big.o"
+    r = mtpc_compile(tmp_path, compile_cmd(src, obj), "--cost-threshold", "0", "--partitions", "2",
+                     *opts, env=env)
+    return r, obj
+
+
+def plain_object(tmp_path):
+    ref = tmp_path / "ref.o"
+    run(compile_cmd(tmp_path / "big.c", ref))
+    return ref.read_bytes()
+
+
+def test_compile_held_whole_while_the_cores_are_busy(tmp_path):
+    pool = tmp_path / "pool"
+    with Notice(pool, work=2000, secs=1000):
+        r, obj = compile_busy(tmp_path, env_with(pool))
+    assert re.search(r"big\.o: not split: the cores are busy with 1 other MTPC job "
+                     r"\(predicted [\d.]+ s split vs [\d.]+ s unsplit\)", r.stdout), r.stdout
+    assert "partitions" not in r.stdout, r.stdout
+    # held whole: exactly the compile as given
+    assert obj.read_bytes() == plain_object(tmp_path)
+    assert not (tmp_path / "big.o.mtpc").exists()
+
+
+def test_compile_split_when_the_board_says_nothing_or_is_ignored(tmp_path):
+    pool = tmp_path / "pool"
+    r, _ = compile_busy(tmp_path, env_with(pool))
+    assert "big.o: 2 partitions" in r.stdout, r.stdout
+    (tmp_path / "big.o").unlink()
+    shutil.rmtree(tmp_path / "big.o.mtpc")
+    with Notice(pool, work=2000, secs=1000):
+        for how in (("--busy", "ignore"), ()):
+            env = env_with(pool, MTPC_BUSY="ignore") if not how else env_with(pool)
+            r, _ = compile_busy(tmp_path, env, *how)
+            assert "big.o: 2 partitions" in r.stdout and "busy" not in r.stdout, (how, r.stdout)
+
+
+def test_small_other_work_does_not_hold_a_split(tmp_path):
+    """Another compile that ends soon leaves this one the long pole: split."""
+    pool = tmp_path / "pool"
+    with Notice(pool, work=0.01, secs=0.01):
+        r, _ = compile_busy(tmp_path, env_with(pool))
+    assert "big.o: 2 partitions" in r.stdout, r.stdout
+
+
+def test_notice_left_behind_is_removed(tmp_path):
+    """A notice nobody holds (its writer was killed) counts for nothing, and goes."""
+    pool = tmp_path / "pool"
+    pool.mkdir(mode=0o700)
+    now = time.time()
+    (pool / "work.99999").write_text(f"{now:.3f} 5000 {now + 5000:.3f}\n")
+    r, _ = compile_busy(tmp_path, env_with(pool))
+    assert "big.o: 2 partitions" in r.stdout, r.stdout
+    assert not (pool / "work.99999").exists()
+
+
+SPY = """#!/bin/sh
+for f in "$MTPC_JOBS_DIR"/work.*; do [ -e "$f" ] && echo "${f##*/} $(cat "$f")"; done >> "$SPY_OUT"
+exec "$@"
+"""
+
+
+def spy(tmp_path):
+    s = tmp_path / "spy.sh"
+    s.write_text(SPY)
+    s.chmod(0o755)
+    return s
+
+
+def notices(path):
+    """{pid: (posted, work, end)} of the notices a spy saw."""
+    seen = {}
+    for line in path.read_text().splitlines():
+        name, posted, work, end = line.split()
+        seen[int(name.split(".")[1])] = (float(posted), float(work), float(end))
+    return seen
+
+
+def test_a_split_compile_posts_its_work_while_it_runs(tmp_path):
+    """The compile's own notice is on the board while its partitions compile (a launcher
+    of the partition compiles looks), and gone after."""
+    pool = tmp_path / "pool"
+    out = tmp_path / "seen.txt"
+    r, _ = compile_busy(tmp_path, env_with(pool, SPY_OUT=str(out)), "--launcher", spy(tmp_path))
+    n = int(re.search(r"big\.o: (\d+) partitions", r.stdout).group(1))
+    seen = notices(out)
+    assert len(seen) == 1, seen
+    posted, work, end = next(iter(seen.values()))
+    assert work > 0 and end > posted, seen
+    assert len(out.read_text().splitlines()) == n
+    assert not list(pool.glob("work.*")), list(pool.iterdir())
+
+
+def test_busy_values_are_checked(tmp_path):
+    src = big_source(tmp_path / "big.c")
+    r = mtpc_compile(tmp_path, compile_cmd(src, tmp_path / "big.o"), "--busy", "sometimes", check=False)
+    assert r.returncode == 2 and "--busy: expected auto or ignore, got 'sometimes'" in r.stderr, r.stderr
+    r = mtpc_compile(tmp_path, compile_cmd(src, tmp_path / "big.o"), check=False,
+                     env=dict(os.environ, MTPC_BUSY="x"))
+    assert r.returncode == 2 and "MTPC_BUSY: expected auto or ignore, got 'x'" in r.stderr, r.stderr
+    for t in ("mtpc-compile", "mtpc-link", "mtpc-distribute"):
+        assert "--busy MODE" in run([tool(t), "--help"]).stdout, t
+
+
+def link(tmp_path, pool, *objs, out, opts=(), env_more=None):
+    return run([tool("mtpc-link"), "--cost-threshold", "0", "--relay", "never", "--partitions", "2",
+                "--jobs", "2", "--cache", tmp_path / "plans.sqlite", *opts, "--", llvm_tool("clang"), "-O2",
+                "-flto=thin", "-fuse-ld=lld", "-rdynamic", *objs, "-o", out],
+               env=env_with(pool, **(env_more or {}))).stdout
+
+
+def test_link_counts_the_other_jobs(tmp_path):
+    """A link's one module is the long pole on an idle machine (split); beside another MTPC
+    job's long work, the split has no idle core to gain: not split, and the line says why.
+    --busy ignore decides by the link alone."""
+    pool = tmp_path / "pool"
+    one = program(tmp_path, "one")
+    alone = link(tmp_path, pool, one, out=tmp_path / "a")
+    assert re.search(r"1 module, 1 split \(one\.o: 2 partitions\)", alone), alone
+    with Notice(pool, work=2000, secs=1000):
+        busy = link(tmp_path, pool, one, out=tmp_path / "b")
+        ignored = link(tmp_path, pool, one, out=tmp_path / "c", opts=("--busy", "ignore"))
+    assert re.search(r"not split: one\.o \d+: the cores are busy with 0 other backends and 1 other MTPC job "
+                     r"\(predicted [\d.]+ s split vs [\d.]+ s unsplit\)", busy), busy
+    assert re.search(r"1 module, 1 split \(one\.o: 2 partitions\)", ignored), ignored
+    # the same program either way
+    for exe in ("a", "b", "c"):
+        assert run([tmp_path / exe]).stdout == run([tmp_path / "a"]).stdout
+
+
+def test_a_link_posts_its_work_while_its_backends_run(tmp_path):
+    pool = tmp_path / "pool"
+    out = tmp_path / "seen.txt"
+    link(tmp_path, pool, program(tmp_path, "one"), out=tmp_path / "app", opts=("--launcher", spy(tmp_path)),
+         env_more={"SPY_OUT": str(out)})
+    seen = notices(out)
+    assert len(seen) == 1, seen
+    posted, work, end = next(iter(seen.values()))
+    assert work > 0 and end > posted, seen
+    assert not list(pool.glob("work.*")), list(pool.iterdir())
