@@ -18,6 +18,7 @@
 #include "proc.h"
 #include "steps.h"
 #include "util.h"
+#include "workboard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -239,7 +240,13 @@ static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *
 		status = 0;
 	mtpc_cache_close(cache);
 	if (status == 0 && !needs_inner_build(o, g, relink)) {
+		/* lld's backends are work the other links' and compiles' choices
+		 * must see as much as an inner build's (workboard.h). */
+		struct work_notice notice = WORK_NOTICE_INIT;
+		if (gc.busy == GRAPH_BUSY_AUTO && g->work_secs > 0)
+			workboard_post(&notice, g->work_secs, g->span_secs);
 		status = run_plain_thinlto(o, lc, inner, relink);
+		workboard_withdraw(&notice);
 		if (status == 0)
 			inner_summary(stdout, g, &gc, g->output, mtpc_now() - t0);
 		status = status ? 1 : 0;

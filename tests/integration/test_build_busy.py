@@ -194,3 +194,23 @@ def test_a_link_posts_its_work_while_its_backends_run(tmp_path):
     posted, work, end = next(iter(seen.values()))
     assert work > 0 and end > posted, seen
     assert not list(pool.glob("work.*")), list(pool.iterdir())
+
+
+def test_a_plain_thinlto_link_posts_its_work(tmp_path):
+    """A link that splits nothing runs as plain ThinLTO, lld's backends in-process: work the
+    board must show as much as an inner build's (a linker wrapper looks while lld runs)."""
+    pool = tmp_path / "pool"
+    out = tmp_path / "seen.txt"
+    ld = tmp_path / "ld-spy"
+    ld.write_text(SPY.replace('exec "$@"', f'exec {llvm_tool("ld.lld")} "$@"'))
+    ld.chmod(0o755)
+    line = run([tool("mtpc-link"), "--cost-threshold", "100000000", "--cache", tmp_path / "plans.sqlite", "--",
+                llvm_tool("clang"), "-O2", "-flto=thin", "-fuse-ld=lld", f"--ld-path={ld}",
+                program(tmp_path, "one"), "-o", tmp_path / "app"],
+               env=env_with(pool, SPY_OUT=str(out))).stdout
+    assert "0 split" in line, line
+    seen = notices(out)
+    assert len(seen) == 1, seen
+    posted, work, end = next(iter(seen.values()))
+    assert work > 0 and end > posted, seen
+    assert not list(pool.glob("work.*")), list(pool.iterdir())
