@@ -382,6 +382,15 @@ static struct compile_plan plan_compile(const struct inner_opts *in, const char 
 	struct work_others board = {0, 0, 0};
 	if (in->busy == GRAPH_BUSY_AUTO && !in->slurm.on)
 		workboard_read(&board);
+	/* Alone on the machine, a compile that reaches the threshold is its
+	 * own long pole: split in kmax, whatever --jobs (the object must not
+	 * depend on it: docs/build-integration.md, "Determinism"). */
+	if (!board.count) {
+		p.parts = kmax;
+		p.work_secs += p.work_secs / SPLIT_OVERHEAD;
+		p.span_secs = (double)(cost / SPLIT_OVERHEAD + (cost + kmax - 1) / kmax) * spc;
+		return p;
+	}
 	/* Split last time: it stays split unless that lengthens the prediction
 	 * (graph_split_choice), so that small changes of the load do not flip
 	 * the object's form at every build. */

@@ -214,3 +214,26 @@ def test_a_plain_thinlto_link_posts_its_work(tmp_path):
     posted, work, end = next(iter(seen.values()))
     assert work > 0 and end > posted, seen
     assert not list(pool.glob("work.*")), list(pool.iterdir())
+
+
+def test_cmake_busy_variable(tmp_path):
+    """MTPC_BUSY reaches both options files' users (the split compiles' file and the links'
+    options), a bad value stops the configure naming the variable."""
+    from test_build_cmake_compat import configure
+    src = tmp_path / "src"
+    src.mkdir()
+    big_source(src / "big.c", funcs=50)
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(busy C)\nfind_package(MTPC REQUIRED)\n"
+        "add_executable(app big.c)\nmtpc_enable(app)\n")
+    b = tmp_path / "b"
+    configure(src, b, ["-DMTPC_BUSY=ignore"])
+    split_rsp = (b / "CMakeFiles" / "mtpc-compile-split.rsp").read_text()
+    assert "--busy=ignore" in split_rsp, split_rsp
+    assert "--busy=ignore" in (b / "build.ninja").read_text() + "".join(
+        p.read_text() for p in (b / "CMakeFiles").glob("*.rsp"))
+    run(["cmake", "--build", b])
+    r = run(["cmake", "-DMTPC_BUSY=sometimes", b], check=False)
+    assert r.returncode != 0 and 'MTPC_BUSY is "sometimes"; expected auto or ignore' in r.stdout + r.stderr
+    r = run(["cmake", "-DMTPC_BUSY=auto", b])
+    assert "--busy" not in (b / "CMakeFiles" / "mtpc-compile-split.rsp").read_text()
