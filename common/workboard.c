@@ -22,7 +22,7 @@ static double wall_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int workboard_post(struct work_notice *n, double work, double duration)
+int workboard_post(struct work_notice *n, double work, double duration, double task)
 {
 	char *dir = jobs_pool_dir();
 	if (!dir) {
@@ -34,8 +34,8 @@ int workboard_post(struct work_notice *n, double work, double duration)
 	free(dir);
 	double now = wall_now();
 	char line[128];
-	int len = snprintf(line, sizeof line, "%.3f %.3f %.3f\n", now, work > 0 ? work : 0,
-			   now + (duration > 0 ? duration : 0));
+	int len = snprintf(line, sizeof line, "%.3f %.3f %.3f %.3f\n", now, work > 0 ? work : 0,
+			   now + (duration > 0 ? duration : 0), task > 0 ? task : 0);
 	/* Locked before it is renamed into place: a reader never sees a
 	 * notice of ours unlocked, which would read as one left behind. */
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -84,21 +84,26 @@ static void read_notice(const char *path, double now, struct work_others *w)
 	char line[128];
 	ssize_t len = read(fd, line, sizeof line - 1);
 	close(fd);
-	double posted, work, end;
+	double posted, work, end, task;
 	if (len <= 0)
 		return;
 	line[len] = 0;
-	if (sscanf(line, "%lf %lf %lf", &posted, &work, &end) != 3 || end <= now || end <= posted)
+	if (sscanf(line, "%lf %lf %lf %lf", &posted, &work, &end, &task) != 4 || end <= now || end <= posted)
 		return;
-	w->work += work * (end - now) / (end - posted);
-	if (end - now > w->longest)
-		w->longest = end - now;
+	double left = end - now, width = work / (end - posted);
+	if (task * 2 >= left) {
+		w->held_lanes += width;
+		w->held_until = left > w->held_until ? left : w->held_until;
+	} else {
+		w->shared_width += width;
+		w->shared_until = left > w->shared_until ? left : w->shared_until;
+	}
 	w->count++;
 }
 
 void workboard_read(struct work_others *w)
 {
-	*w = (struct work_others){0, 0, 0};
+	*w = (struct work_others){0, 0, 0, 0, 0};
 	char *dir = jobs_pool_dir();
 	DIR *d = dir ? opendir(dir) : NULL;
 	if (!d) {

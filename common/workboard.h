@@ -15,14 +15,20 @@
  * exclusive lock on a notice knows its writer is gone (ended without
  * withdrawing it: killed, crashed) and removes it. Its one line:
  *
- *     POSTED WORK END
+ *     POSTED WORK END TASK
  *
  * POSTED and END are CLOCK_REALTIME seconds (when it was posted, when the
  * work is predicted to end: its longest chain, or its work spread over the
- * cores it may use, whichever is longer), WORK the predicted CPU seconds.
- * A reader counts what is left of it at the same rate: at time t,
- * WORK * (END - t) / (END - POSTED), and END - t of chain (nothing once END
- * has passed: the prediction was short, and the writer is about to end).
+ * cores it may use, whichever is longer), WORK the predicted CPU seconds,
+ * TASK the longest single task in it (a whole compile is one task; a
+ * link's backends are many short ones). A reader counts what is left of it
+ * at the same rate: at time t, WORK * (END - t) / (END - POSTED), for
+ * END - t more (nothing once END has passed: the prediction was short, and
+ * the writer is about to end), over a width of parallel tasks of what is
+ * left over END - t. Job tokens are held until a task ends, so a notice
+ * whose tasks are long (TASK at least half of what it has left) holds its
+ * lanes until it ends; one of short tasks competes for each lane that
+ * comes free (graph.h, struct outside_load).
  *
  * What the board cannot see: edges of the outer build that do not run
  * through MTPC, and the outer build's edges not started yet. A split is
@@ -40,18 +46,20 @@ struct work_notice {
 #define WORK_NOTICE_INIT {-1, NULL}
 
 /* Post (or replace) n: work CPU seconds predicted to end in duration
- * seconds. Returns 0, or -1 (nothing posted, n->fd == -1: the pool's
- * directory cannot be used). */
-int workboard_post(struct work_notice *n, double work, double duration);
+ * seconds, whose longest task takes task seconds. Returns 0, or -1
+ * (nothing posted, n->fd == -1: the pool's directory cannot be used). */
+int workboard_post(struct work_notice *n, double work, double duration, double task);
 
 /* Remove n, if posted. */
 void workboard_withdraw(struct work_notice *n);
 
 /* What the others' notices (every one but this process's) leave at this
- * moment: their CPU seconds, the longest of their chains in seconds, and
- * how many there are. */
+ * moment, in seconds: the lanes (parallel width) of those of long tasks and
+ * until when the last of them runs, the same of those of short tasks, and
+ * how many notices there are. */
 struct work_others {
-	double work, longest;
+	double held_lanes, held_until;
+	double shared_width, shared_until;
 	int count;
 };
 void workboard_read(struct work_others *w);

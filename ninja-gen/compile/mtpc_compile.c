@@ -366,29 +366,39 @@ static long long compile_cost(const struct compilecmd *cc, const char *split_too
  * notice this compile posts of its own predicted work. */
 struct compile_plan {
 	int parts;
-	char *why;                 /* "not split: ..." when held whole by the board, else NULL */
-	double work_secs, span_secs;
+	char *why; /* "not split: ..." when held whole by the board, else NULL */
+	double work_secs, span_secs, task_secs;
 };
+
+/* p split in k (k >= 2) or whole: its predicted work, span and longest task. */
+static void plan_parts(struct compile_plan *p, long long cost, int k, double spc)
+{
+	p->parts = k;
+	p->work_secs = p->span_secs = p->task_secs = (double)cost * spc;
+	if (k >= 2) {
+		p->work_secs += p->work_secs / SPLIT_OVERHEAD;
+		p->task_secs = (double)((cost + k - 1) / k) * spc;
+		p->span_secs = (double)(cost / SPLIT_OVERHEAD) * spc + p->task_secs;
+	}
+}
 
 static struct compile_plan plan_compile(const struct inner_opts *in, const char *out, long long cost)
 {
-	struct compile_plan p = {0, NULL, 0, 0};
+	struct compile_plan p = {0, NULL, 0, 0, 0};
 	double spc = GRAPH_DEFAULT_SECONDS_PER_COST;
-	p.work_secs = p.span_secs = (double)cost * spc;
+	plan_parts(&p, cost, 0, spc);
 	if (cost < in->cost_threshold || in->partitions == 1)
 		return p;
 	int lanes = in->slurm.on ? INNER_SLURM_PLAN_JOBS : inner_cores();
 	int kmax = in->partitions > 0 ? in->partitions : lanes, jobs = in->jobs > 0 ? in->jobs : lanes;
-	struct work_others board = {0, 0, 0};
+	struct work_others board = {0};
 	if (in->busy == GRAPH_BUSY_AUTO && !in->slurm.on)
 		workboard_read(&board);
 	/* Alone on the machine, a compile that reaches the threshold is its
 	 * own long pole: split in kmax, whatever --jobs (the object must not
 	 * depend on it: docs/build-integration.md, "Determinism"). */
 	if (!board.count) {
-		p.parts = kmax;
-		p.work_secs += p.work_secs / SPLIT_OVERHEAD;
-		p.span_secs = (double)(cost / SPLIT_OVERHEAD + (cost + kmax - 1) / kmax) * spc;
+		plan_parts(&p, cost, kmax, spc);
 		return p;
 	}
 	/* Split last time: it stays split unless that lengthens the prediction
@@ -397,17 +407,13 @@ static struct compile_plan plan_compile(const struct inner_opts *in, const char 
 	char *last = xasprintf("%s.mtpc/build.ninja", out);
 	int was_split = access(last, F_OK) == 0;
 	free(last);
-	struct split_choice ch = graph_split_choice(cost, (long long)(board.work / spc), (long long)(board.longest / spc),
-						    jobs, kmax, was_split);
-	if (ch.parts >= 2) {
-		p.parts = ch.parts;
-		p.work_secs += p.work_secs / SPLIT_OVERHEAD;
-		p.span_secs = (double)(cost / SPLIT_OVERHEAD + (cost + ch.parts - 1) / ch.parts) * spc;
-	} else if (board.count) {
+	struct outside_load load = graph_outside_load(&board, spc);
+	struct split_choice ch = graph_split_choice(cost, 0, 0, 1, jobs, &load, kmax, was_split);
+	plan_parts(&p, cost, ch.parts, spc);
+	if (ch.parts < 2)
 		p.why = xasprintf("not split: the cores are busy with %d other MTPC job%s (predicted %.*f s split vs "
-				  "%.*f s unsplit)", board.count, board.count == 1 ? "" : "s", GRAPH_SECS(ch.split_span * spc),
-				  GRAPH_SECS(ch.whole_span * spc));
-	}
+				  "%.*f s unsplit)", board.count, board.count == 1 ? "" : "s",
+				  GRAPH_SECS(ch.split_span * spc), GRAPH_SECS(ch.whole_span * spc));
 	return p;
 }
 
@@ -549,7 +555,7 @@ int main(int argc, char **argv)
 		int silent = under_ccache();
 		/* Announced for the other links and compiles' choices. */
 		if (o.in.busy == GRAPH_BUSY_AUTO)
-			workboard_post(&notice, plan.work_secs, plan.span_secs);
+			workboard_post(&notice, plan.work_secs, plan.span_secs, plan.task_secs);
 		if (plan.why && !o.quiet && !silent) {
 			printf("mtpc-compile: %s: %s\n", mtpc_base_name(compilecmd_output(&cc)), plan.why);
 			fflush(stdout);

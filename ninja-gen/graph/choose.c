@@ -64,26 +64,64 @@ static void estimate_costs(const struct graph_conf *gc, struct graph *g)
 	free(costs);
 }
 
-/* The predicted makespan of backends of total work on jobs lanes, the
- * longest of which takes longest (graph.h, SPLIT_OVERHEAD). */
-static long long span(long long work, long long longest, int jobs)
+/* The predicted makespan of backends of total work (wide: how many can
+ * run at once) on jobs lanes, the longest of which takes longest
+ * (graph.h, SPLIT_OVERHEAD), beside the load out, of everything: at least
+ * the longest chain, the work over the lanes (out's short tasks' work
+ * with it), and the end of out's work. Lanes out's long tasks hold are
+ * not there until they end; a chain waits for a lane. */
+static long long span(long long work, long long longest, size_t wide, int jobs, const struct outside_load *out)
 {
-	long long spread = (work + jobs - 1) / jobs;
-	return longest > spread ? longest : spread;
+	double w = (double)(wide < (size_t)jobs ? wide : (size_t)jobs);
+	double x = (double)work + out->shared_width * out->shared_until, ch = (double)longest;
+	double t_work = -1, t_chain = -1;
+	/* two phases: while out's long tasks hold their lanes, then all lanes */
+	for (int ph = 0; ph < 2 && (t_work < 0 || t_chain < 0); ph++) {
+		double t = ph ? out->held_until : 0, dur = ph ? 1e300 : out->held_until;
+		double avail = ph ? jobs : out->held_lanes >= jobs ? 0 : jobs - out->held_lanes;
+		/* the link's own tasks use at most w lanes, unless out's work
+		 * is there to fill the rest */
+		double cap = out->shared_width > 0 ? avail : avail < w ? avail : w, speed = avail < 1 ? avail : 1;
+		if (dur <= 0)
+			continue;
+		if (t_work < 0 && cap > 0 && x <= cap * dur)
+			t_work = t + x / cap;
+		else if (t_work < 0)
+			x -= cap * dur;
+		if (t_chain < 0 && speed > 0 && ch <= speed * dur)
+			t_chain = t + ch / speed;
+		else if (t_chain < 0)
+			ch -= speed * dur;
+	}
+	double t_max = t_chain > t_work ? t_chain : t_work;
+	t_max = out->held_until > t_max ? out->held_until : t_max;
+	t_max = out->shared_until > t_max ? out->shared_until : t_max;
+	long long r = (long long)t_max;
+	return r < t_max ? r + 1 : r; /* rounded up */
 }
 
-struct split_choice graph_split_choice(long long c, long long others_work, long long others_longest, int jobs,
-				       int kmax, int was_split)
+struct outside_load graph_outside_load(const struct work_others *w, double spc)
+{
+	struct outside_load o = {w->held_lanes, w->held_until / spc, w->shared_width, w->shared_until / spc};
+	return o;
+}
+
+struct split_choice graph_split_choice(long long c, long long others_work, long long others_longest, size_t nmods,
+				       int jobs, const struct outside_load *out, int kmax, int was_split)
 {
 	struct split_choice ch = {0, 0, 0};
+	struct outside_load none = {0, 0, 0, 0};
 	jobs = jobs > 0 ? jobs : 1;
-	ch.whole_span = span(others_work + c, others_longest > c ? others_longest : c, jobs);
+	out = out ? out : &none;
+	nmods = nmods > 0 ? nmods : 1;
+	ch.whole_span = span(others_work + c, others_longest > c ? others_longest : c, nmods, jobs, out);
 	long long over = c / SPLIT_OVERHEAD, best = -1;
 	long long spans[4097];
 	kmax = kmax > 4096 ? 4096 : kmax;
 	for (int k = 2; k <= kmax; k++) {
 		long long chain = over + (c + k - 1) / k;
-		spans[k] = span(others_work + c + over, others_longest > chain ? others_longest : chain, jobs);
+		spans[k] = span(others_work + c + over, others_longest > chain ? others_longest : chain,
+				nmods - 1 + (size_t)k, jobs, out);
 		if (best < 0 || spans[k] < best)
 			best = spans[k];
 	}
@@ -107,6 +145,8 @@ struct split_choice graph_split_choice(long long c, long long others_work, long 
 static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, double spc,
 			       const struct work_others *board)
 {
+	struct outside_load load = graph_outside_load(board, spc);
+	const struct outside_load *out = &load;
 	size_t n = g->nmods, nc = 0;
 	long long *chain = xmalloc((n + 1) * sizeof *chain), *work = xmalloc((n + 1) * sizeof *work);
 	size_t *cand = xmalloc((n + 1) * sizeof *cand);
@@ -128,7 +168,7 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 	for (size_t a = 0; a < nc; a++) {
 		size_t i = cand[a];
 		struct module *m = &g->mods[i];
-		long long others = (long long)board->work, longest = (long long)board->longest;
+		long long others = 0, longest = 0;
 		int busy = 0;
 		for (size_t j = 0; j < n; j++)
 			if (j != i) {
@@ -136,7 +176,8 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 				longest = chain[j] > longest ? chain[j] : longest;
 				busy++;
 			}
-		struct split_choice ch = graph_split_choice(m->cost, others, longest, gc->jobs, gc->kmax, m->was_split);
+		struct split_choice ch = graph_split_choice(m->cost, others, longest, n, gc->jobs, out, gc->kmax,
+							    m->was_split);
 		free(m->why);
 		m->why = NULL;
 		if (ch.parts) {
@@ -195,23 +236,31 @@ static void explain(const struct graph_conf *gc, struct module *m)
 	free(pred);
 }
 
-/* g->work_secs and g->span_secs: the backends' predicted CPU seconds and
- * makespan, as decided (a split module: its chain and its overhead). */
+/* g->work_secs, g->span_secs and g->task_secs: the backends' predicted CPU
+ * seconds, their makespan and their longest task, as decided (a split
+ * module: its chain, its overhead, its slots). */
 static void predict(const struct graph_conf *gc, struct graph *g, double spc)
 {
-	long long work = 0, longest = 0;
+	long long work = 0, longest = 0, task = 0;
+	size_t tasks = 0;
 	for (size_t i = 0; i < g->nmods; i++) {
 		const struct module *m = &g->mods[i];
-		long long c = m->cost > 0 ? m->cost : 0, chain = c;
+		long long c = m->cost > 0 ? m->cost : 0, chain = c, slot = c;
+		tasks++;
 		if (m->split && m->parts > 1) {
-			chain = c / SPLIT_OVERHEAD + (c + m->parts - 1) / m->parts;
+			slot = (c + m->parts - 1) / m->parts;
+			chain = c / SPLIT_OVERHEAD + slot;
 			c += c / SPLIT_OVERHEAD;
+			tasks += (size_t)m->parts - 1;
 		}
 		work += c;
 		longest = chain > longest ? chain : longest;
+		task = slot > task ? slot : task;
 	}
 	g->work_secs = (double)work * spc;
-	g->span_secs = (double)span(work, longest, gc->jobs > 0 ? gc->jobs : 1) * spc;
+	g->task_secs = (double)task * spc;
+	struct outside_load none = {0, 0, 0, 0};
+	g->span_secs = (double)span(work, longest, tasks, gc->jobs > 0 ? gc->jobs : 1, &none) * spc;
 }
 
 /* Decide which modules are split, and why. By bytes when gc->threshold >= 0;
@@ -270,11 +319,9 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 	 * what other MTPC processes keep the machine busy with. */
 	double spc = nhist >= 2 ? hist_secs / hist_insts : GRAPH_DEFAULT_SECONDS_PER_COST;
 	if (by_cost && gc->kmax >= 2) {
-		struct work_others board = {0, 0, 0};
+		struct work_others board = {0};
 		if (gc->busy == GRAPH_BUSY_AUTO)
 			workboard_read(&board);
-		board.work /= spc;
-		board.longest /= spc;
 		choose_by_makespan(gc, g, spc, &board);
 	}
 	for (size_t i = 0; i < g->nmods; i++) {

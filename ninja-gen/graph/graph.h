@@ -77,11 +77,34 @@ struct split_choice {
 	long long whole_span; /* predicted makespan unsplit */
 };
 
+/* The work outside the link (or compile) that shares its lanes: the other
+ * MTPC processes' notices on the work board (workboard.h), in cost units
+ * from now. Job tokens are not taken back, so work of long tasks (each as
+ * long as half of what its notice has left, or longer: a whole compile, a
+ * partition) holds its lanes until it ends, and with no lane left a chain
+ * starts only then. Work of many short tasks (a link's backends) takes each
+ * lane that comes free as the link's own backends do: it counts as their
+ * work. The prediction is the makespan of all of it, so a split pays where
+ * the lanes come free together and k slots use them (two long tasks end,
+ * both lanes idle), and not where one lane stays free for as long as the
+ * module takes whole, nor where other links' backends would fill any lane
+ * the split frees (it would only add its overhead). */
+struct outside_load {
+	double held_lanes, held_until;     /* lanes held by long tasks, and until when */
+	double shared_width, shared_until; /* parallel width of short tasks, and until when */
+};
+
 /* The choice for a module of cost c, beside other backends of total work
- * others_work whose longest takes others_longest, with jobs lanes and at
+ * others_work whose longest takes others_longest (nmods modules in all,
+ * this one included), with jobs lanes shared with out (NULL: none) and at
  * most kmax partitions; was_split: it was split at its last build. */
-struct split_choice graph_split_choice(long long c, long long others_work, long long others_longest, int jobs,
-				       int kmax, int was_split);
+struct split_choice graph_split_choice(long long c, long long others_work, long long others_longest, size_t nmods,
+				       int jobs, const struct outside_load *out, int kmax, int was_split);
+
+/* The board's load (workboard_read's, in seconds) in cost units at spc
+ * seconds per unit. */
+struct work_others;
+struct outside_load graph_outside_load(const struct work_others *w, double spc);
 
 /* A module not split, with at least 1/RELAY_FRACTION of the threshold's
  * cost (the default of graph_conf.relay_cost), may be relayed: split into
@@ -239,10 +262,11 @@ struct graph {
 	 * a large source compiled without -flto=thin does not go unnoticed:
 	 * native ELF objects (given or archive members) and archives without bitcode. */
 	int nnative_objects, nnative_archives;
-	/* Predicted by graph_choose (by cost): CPU seconds of the backends and
-	 * their makespan on graph_conf.jobs lanes, which the front end posts on
-	 * the work board while the inner build runs (workboard.h). */
-	double work_secs, span_secs;
+	/* Predicted by graph_choose (by cost): CPU seconds of the backends,
+	 * their makespan on graph_conf.jobs lanes and their longest task (a
+	 * backend or a slot), which the front end posts on the work board while
+	 * the inner build runs (workboard.h). */
+	double work_secs, span_secs, task_secs;
 };
 
 /* Add a module (or find the one with this path). id: its identity (see

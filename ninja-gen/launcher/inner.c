@@ -530,7 +530,7 @@ static void post_work(const struct inner_opts *o, const struct inner_build *b, c
 	buf_free(&err);
 	double share = edges && dirty < edges ? (double)dirty / (double)edges : 1.0;
 	if (dirty)
-		workboard_post(n, g->work_secs * share, g->span_secs * share);
+		workboard_post(n, g->work_secs * share, g->span_secs * share, g->task_secs);
 }
 
 int inner_run(const struct inner_opts *o, const struct inner_build *b)

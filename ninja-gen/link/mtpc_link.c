@@ -244,7 +244,7 @@ static int run_inner(const struct inner_launcher_opts *o, const struct linkcmd *
 		 * must see as much as an inner build's (workboard.h). */
 		struct work_notice notice = WORK_NOTICE_INIT;
 		if (gc.busy == GRAPH_BUSY_AUTO && g->work_secs > 0)
-			workboard_post(&notice, g->work_secs, g->span_secs);
+			workboard_post(&notice, g->work_secs, g->span_secs, g->task_secs);
 		status = run_plain_thinlto(o, lc, inner, relink);
 		workboard_withdraw(&notice);
 		if (status == 0)

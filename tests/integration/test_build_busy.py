@@ -12,17 +12,19 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import llvm_tool, run, tool
 from test_build_compile import big_source, compile_cmd, mtpc_compile
 from test_build_jobs import program
 
 HOLDER = r"""
 import fcntl, os, sys, time
-path, work, secs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+path, work, secs, task = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 now = time.time()
 tmp = path + ".tmp"
 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-os.write(fd, f"{now:.3f} {work:.3f} {now + secs:.3f}\n".encode())
+os.write(fd, f"{now:.3f} {work:.3f} {now + secs:.3f} {task:.3f}\n".encode())
 fcntl.flock(fd, fcntl.LOCK_SH)
 os.rename(tmp, path)
 print("posted", flush=True)
@@ -31,12 +33,14 @@ sys.stdin.read()  # until the test closes our stdin
 
 
 class Notice:
-    """Another process's notice of `work` CPU seconds ending in `secs` seconds, held (flocked)
-    for as long as the context lasts; stopped by its pid, every wait bounded."""
+    """Another process's notice of `work` CPU seconds ending in `secs` seconds, its longest task
+    `task` seconds, held (flocked) for as long as the context lasts; stopped by its pid, every
+    wait bounded."""
 
-    def __init__(self, pool, work, secs):
+    def __init__(self, pool, work, secs, task):
         pool.mkdir(mode=0o700, exist_ok=True)
-        self.p = subprocess.Popen([sys.executable, "-c", HOLDER, str(pool / "work.1"), str(work), str(secs)],
+        self.p = subprocess.Popen([sys.executable, "-c", HOLDER, str(pool / "work.1"), str(work), str(secs),
+                                   str(task)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.p.stdout.readline().strip() == "posted"
 
@@ -66,9 +70,16 @@ def plain_object(tmp_path):
     return ref.read_bytes()
 
 
-def test_compile_held_whole_while_the_cores_are_busy(tmp_path):
+# another link's backends: many short tasks on both lanes for long; one long task on one lane
+BUSY = {"backends": dict(work=2000, secs=1000, task=1), "one long task": dict(work=1000, secs=1000, task=1000)}
+
+
+@pytest.mark.parametrize("load", BUSY)
+def test_compile_held_whole_while_the_cores_are_busy(load, tmp_path):
+    """Beside other work that outlasts it either way (and would fill any lane a split
+    frees), a split only adds its overhead: the compile runs as given, and says why."""
     pool = tmp_path / "pool"
-    with Notice(pool, work=2000, secs=1000):
+    with Notice(pool, **BUSY[load]):
         r, obj = compile_busy(tmp_path, env_with(pool))
     assert re.search(r"big\.o: not split: the cores are busy with 1 other MTPC job "
                      r"\(predicted [\d.]+ s split vs [\d.]+ s unsplit\)", r.stdout), r.stdout
@@ -84,7 +95,7 @@ def test_compile_split_when_the_board_says_nothing_or_is_ignored(tmp_path):
     assert "big.o: 2 partitions" in r.stdout, r.stdout
     (tmp_path / "big.o").unlink()
     shutil.rmtree(tmp_path / "big.o.mtpc")
-    with Notice(pool, work=2000, secs=1000):
+    with Notice(pool, **BUSY["backends"]):
         for how in (("--busy", "ignore"), ()):
             env = env_with(pool, MTPC_BUSY="ignore") if not how else env_with(pool)
             r, _ = compile_busy(tmp_path, env, *how)
@@ -94,7 +105,7 @@ def test_compile_split_when_the_board_says_nothing_or_is_ignored(tmp_path):
 def test_small_other_work_does_not_hold_a_split(tmp_path):
     """Another compile that ends soon leaves this one the long pole: split."""
     pool = tmp_path / "pool"
-    with Notice(pool, work=0.01, secs=0.01):
+    with Notice(pool, work=0.01, secs=0.01, task=0.01):
         r, _ = compile_busy(tmp_path, env_with(pool))
     assert "big.o: 2 partitions" in r.stdout, r.stdout
 
@@ -104,7 +115,7 @@ def test_notice_left_behind_is_removed(tmp_path):
     pool = tmp_path / "pool"
     pool.mkdir(mode=0o700)
     now = time.time()
-    (pool / "work.99999").write_text(f"{now:.3f} 5000 {now + 5000:.3f}\n")
+    (pool / "work.99999").write_text(f"{now:.3f} 5000 {now + 5000:.3f} 1\n")
     r, _ = compile_busy(tmp_path, env_with(pool))
     assert "big.o: 2 partitions" in r.stdout, r.stdout
     assert not (pool / "work.99999").exists()
@@ -124,11 +135,11 @@ def spy(tmp_path):
 
 
 def notices(path):
-    """{pid: (posted, work, end)} of the notices a spy saw."""
+    """{pid: (posted, work, end, task)} of the notices a spy saw."""
     seen = {}
     for line in path.read_text().splitlines():
-        name, posted, work, end = line.split()
-        seen[int(name.split(".")[1])] = (float(posted), float(work), float(end))
+        name, posted, work, end, task = line.split()
+        seen[int(name.split(".")[1])] = (float(posted), float(work), float(end), float(task))
     return seen
 
 
@@ -141,8 +152,8 @@ def test_a_split_compile_posts_its_work_while_it_runs(tmp_path):
     n = int(re.search(r"big\.o: (\d+) partitions", r.stdout).group(1))
     seen = notices(out)
     assert len(seen) == 1, seen
-    posted, work, end = next(iter(seen.values()))
-    assert work > 0 and end > posted, seen
+    posted, work, end, task = next(iter(seen.values()))
+    assert work > 0 and end > posted and 0 < task <= work, seen
     assert len(out.read_text().splitlines()) == n
     assert not list(pool.glob("work.*")), list(pool.iterdir())
 
@@ -173,7 +184,7 @@ def test_link_counts_the_other_jobs(tmp_path):
     one = program(tmp_path, "one")
     alone = link(tmp_path, pool, one, out=tmp_path / "a")
     assert re.search(r"1 module, 1 split \(one\.o: 2 partitions\)", alone), alone
-    with Notice(pool, work=2000, secs=1000):
+    with Notice(pool, **BUSY["backends"]):
         busy = link(tmp_path, pool, one, out=tmp_path / "b")
         ignored = link(tmp_path, pool, one, out=tmp_path / "c", opts=("--busy", "ignore"))
     assert re.search(r"not split: one\.o \d+: the cores are busy with 0 other backends and 1 other MTPC job "
@@ -191,8 +202,8 @@ def test_a_link_posts_its_work_while_its_backends_run(tmp_path):
          env_more={"SPY_OUT": str(out)})
     seen = notices(out)
     assert len(seen) == 1, seen
-    posted, work, end = next(iter(seen.values()))
-    assert work > 0 and end > posted, seen
+    posted, work, end, task = next(iter(seen.values()))
+    assert work > 0 and end > posted and 0 < task <= work, seen
     assert not list(pool.glob("work.*")), list(pool.iterdir())
 
 
@@ -211,8 +222,8 @@ def test_a_plain_thinlto_link_posts_its_work(tmp_path):
     assert "0 split" in line, line
     seen = notices(out)
     assert len(seen) == 1, seen
-    posted, work, end = next(iter(seen.values()))
-    assert work > 0 and end > posted, seen
+    posted, work, end, task = next(iter(seen.values()))
+    assert work > 0 and end > posted and 0 < task <= work, seen
     assert not list(pool.glob("work.*")), list(pool.iterdir())
 
 

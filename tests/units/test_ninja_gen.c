@@ -354,31 +354,59 @@ static void test_depfile(const char *dir)
 	}
 }
 
-/* The split decision by predicted makespan (graph.h, graph_split_choice). */
+/* The split decision by predicted makespan (graph.h, graph_split_choice).
+ * NMODS: the modules of a link whose other backends are others_work in
+ * backends of others_longest, and the one chosen for. */
+#define NMODS(work, longest) ((longest) > 0 ? (size_t)((work) / (longest)) + 1 : 1)
 static void test_split_choice(void)
 {
 	/* SQLite's shell alone on 2 cores: sqlite3.o is the long pole; split. */
-	struct split_choice c = graph_split_choice(221348, 18000, 18000, 2, 2, -1);
+	struct split_choice c = graph_split_choice(221348, 18000, 18000, NMODS(18000, 18000), 2, NULL, 2, -1);
 	CHECK(c.parts == 2 && c.whole_span == 221348 && c.split_span == 22134 + 110674);
 	/* The issue's link: 34 other backends of 70k keep both cores busy; a
 	 * split only adds its overhead. */
-	c = graph_split_choice(368000, 34 * 70000, 70000, 2, 2, -1);
+	c = graph_split_choice(368000, 34 * 70000, 70000, NMODS(34 * 70000, 70000), 2, NULL, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == (34 * 70000 + 368000) / 2 && c.split_span > c.whole_span);
 	/* The same module alone on 16 cores: every partition shortens it. */
-	c = graph_split_choice(221348, 0, 0, 16, 16, -1);
+	c = graph_split_choice(221348, 0, 0, NMODS(0, 0), 16, NULL, 16, -1);
 	CHECK(c.parts == 16 && c.split_span == 22134 + 13835);
 	/* A gain under SPLIT_MIN_GAIN: not worth a new split, but a module
 	 * split last time stays split (the prediction is no longer). */
-	c = graph_split_choice(100000, 82000, 82000, 2, 2, -1);
+	c = graph_split_choice(100000, 82000, 82000, NMODS(82000, 82000), 2, NULL, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == 100000 && c.split_span == 96000);
-	CHECK(graph_split_choice(100000, 82000, 82000, 2, 2, 1).parts == 2);
-	CHECK(graph_split_choice(100000, 80000, 80000, 2, 2, -1).parts == 2); /* 5%: enough */
+	CHECK(graph_split_choice(100000, 82000, 82000, NMODS(82000, 82000), 2, NULL, 2, 1).parts == 2);
+	CHECK(graph_split_choice(100000, 80000, 80000, NMODS(80000, 80000), 2, NULL, 2, -1).parts == 2); /* 5%: enough */
 	/* Two partitions already bring it down to what the other work takes:
 	 * more would only duplicate more. */
-	c = graph_split_choice(100000, 150000, 30000, 4, 4, -1);
+	c = graph_split_choice(100000, 150000, 30000, NMODS(150000, 30000), 4, NULL, 4, -1);
 	CHECK(c.parts == 2 && c.split_span == 65000 && c.whole_span == 100000);
 	/* Splitting off. */
-	CHECK(graph_split_choice(1000000, 0, 0, 8, 1, -1).parts == 0);
+	CHECK(graph_split_choice(1000000, 0, 0, NMODS(0, 0), 8, NULL, 1, -1).parts == 0);
+
+	/* Beside work outside the link (the work board). A long task holds one
+	 * of 2 lanes for longer than the module takes whole: the module has
+	 * its lane now and ends first either way; not split. */
+	struct outside_load held1 = {1, 500000, 0, 0};
+	c = graph_split_choice(221348, 0, 0, 1, 2, &held1, 2, -1);
+	CHECK(c.parts == 0 && c.whole_span == 500000 && c.split_span == 500000);
+	/* Held for less than the module takes: it has one lane, then two. */
+	held1.held_until = 100000;
+	c = graph_split_choice(221348, 0, 0, 1, 2, &held1, 2, -1);
+	/* split: its work 243482, 100000 on one lane, the rest on two */
+	CHECK(c.parts == 2 && c.whole_span == 221348 && c.split_span == 100000 + (243482 - 100000) / 2);
+	/* Two long tasks hold both lanes for 120k: either way it starts then,
+	 * and then both lanes are free together: split. */
+	struct outside_load held2 = {2, 120000, 0, 0};
+	c = graph_split_choice(221348, 0, 0, 1, 2, &held2, 2, -1);
+	CHECK(c.parts == 2 && c.whole_span == 120000 + 221348 && c.split_span == 120000 + 22134 + 110674);
+	/* Many short tasks of width 2 for 1000k (another link's backends): any
+	 * lane a split frees, they fill; it would only add its overhead. */
+	struct outside_load shared = {0, 0, 2, 1000000};
+	c = graph_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1);
+	CHECK(c.parts == 0 && c.whole_span == 1000000 + 221348 / 2 && c.split_span > c.whole_span);
+	/* The same, but ending soon (10k): split as when alone. */
+	shared.shared_until = 10000;
+	CHECK(graph_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1).parts == 2);
 }
 
 int main(int argc, char **argv)
