@@ -127,7 +127,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs-kind", choices=["link", "compile"], default="link")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--stagger", type=float, default=1.0, help="seconds between the two jobs' starts")
+    ap.add_argument("--stagger", type=float, default=1.0,
+                    help="seconds between the two jobs' starts (1: B starts during A's frontend or thin link; "
+                         "4: during A's partitions)")
     ap.add_argument("--work", type=pathlib.Path, default=None, help="scratch directory (default: a temp dir)")
     ap.add_argument("--json", type=pathlib.Path, default=None)
     a = ap.parse_args()

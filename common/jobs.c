@@ -108,6 +108,28 @@ static int try_lock(const char *path)
 	return -1;
 }
 
+int jobs_idle(void)
+{
+	const char *implicit = getenv(JOBS_ENV_IMPLICIT), *off = getenv(JOBS_ENV_OFF);
+	if ((implicit && *implicit) || (off && !strcmp(off, "1")))
+		return -1;
+	char *dir = jobs_pool_dir();
+	if (!dir)
+		return -1;
+	int n = jobs_slots(), idle = 0;
+	for (int k = 0; k < n; k++) {
+		char *slot = xasprintf("%s/slot.%d", dir, k);
+		int fd = try_lock(slot);
+		free(slot);
+		if (fd >= 0) {
+			idle++;
+			close(fd);
+		}
+	}
+	free(dir);
+	return idle;
+}
+
 static void nap(int *ms)
 {
 	struct timespec ts = {0, (long)*ms * 1000000L};

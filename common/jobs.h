@@ -58,6 +58,11 @@ int jobs_slots(void);
  * need be; NULL when it is not a directory of this user's. Heap string. */
 char *jobs_pool_dir(void);
 
+/* How many tokens are free at this moment: the pool's slots nobody holds
+ * (each tried without waiting, and let go at once); -1 when the tokens are
+ * make's (a jobserver's pipe cannot be counted) or the pool cannot be used. */
+int jobs_idle(void);
+
 /* For a front end: when this process holds a jobserver token of make's
  * (MAKEFLAGS names a usable jobserver), create the lock file path (inside the
  * front end's own directory) and set JOBS_ENV_IMPLICIT to it for the steps

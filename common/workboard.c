@@ -93,9 +93,10 @@ static void read_notice(const char *path, double now, struct work_others *w)
 	double left = end - now, width = work / (end - posted);
 	if (task * 2 >= left) {
 		w->held_lanes += width;
+		w->held_work += width * left;
 		w->held_until = left > w->held_until ? left : w->held_until;
 	} else {
-		w->shared_width += width;
+		w->shared_work += width * left;
 		w->shared_until = left > w->shared_until ? left : w->shared_until;
 	}
 	w->count++;
@@ -103,7 +104,7 @@ static void read_notice(const char *path, double now, struct work_others *w)
 
 void workboard_read(struct work_others *w)
 {
-	*w = (struct work_others){0, 0, 0, 0, 0};
+	*w = (struct work_others){0, 0, 0, 0, 0, 0, -1};
 	char *dir = jobs_pool_dir();
 	DIR *d = dir ? opendir(dir) : NULL;
 	if (!d) {
@@ -125,4 +126,6 @@ void workboard_read(struct work_others *w)
 	}
 	closedir(d);
 	free(dir);
+	if (w->count)
+		w->idle = jobs_idle();
 }

@@ -54,13 +54,15 @@ int workboard_post(struct work_notice *n, double work, double duration, double t
 void workboard_withdraw(struct work_notice *n);
 
 /* What the others' notices (every one but this process's) leave at this
- * moment, in seconds: the lanes (parallel width) of those of long tasks and
- * until when the last of them runs, the same of those of short tasks, and
- * how many notices there are. */
+ * moment, in seconds: of those of long tasks, their lanes (parallel width),
+ * until when the last of them runs and their CPU seconds; of those of short
+ * tasks, their CPU seconds and until when; how many notices there are; and
+ * how many job tokens are free right now (jobs_idle(): -1 unknown). */
 struct work_others {
-	double held_lanes, held_until;
-	double shared_width, shared_until;
+	double held_lanes, held_until, held_work;
+	double shared_work, shared_until;
 	int count;
+	int idle;
 };
 void workboard_read(struct work_others *w);
 

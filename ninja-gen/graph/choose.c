@@ -67,42 +67,33 @@ static void estimate_costs(const struct graph_conf *gc, struct graph *g)
 /* The predicted makespan of backends of total work (wide: how many can
  * run at once) on jobs lanes, the longest of which takes longest
  * (graph.h, SPLIT_OVERHEAD), beside the load out, of everything: at least
- * the longest chain, the work over the lanes (out's short tasks' work
- * with it), and the end of out's work. Lanes out's long tasks hold are
- * not there until they end; a chain waits for a lane. */
+ * the longest chain (started when a lane is free), the backends' work over
+ * the lanes they can use, all the work over all lanes, and the end of
+ * out's work. */
 static long long span(long long work, long long longest, size_t wide, int jobs, const struct outside_load *out)
 {
 	double w = (double)(wide < (size_t)jobs ? wide : (size_t)jobs);
-	double x = (double)work + out->shared_width * out->shared_until, ch = (double)longest;
-	double t_work = -1, t_chain = -1;
-	/* two phases: while out's long tasks hold their lanes, then all lanes */
-	for (int ph = 0; ph < 2 && (t_work < 0 || t_chain < 0); ph++) {
-		double t = ph ? out->held_until : 0, dur = ph ? 1e300 : out->held_until;
-		double avail = ph ? jobs : out->held_lanes >= jobs ? 0 : jobs - out->held_lanes;
-		/* the link's own tasks use at most w lanes, unless out's work
-		 * is there to fill the rest */
-		double cap = out->shared_width > 0 ? avail : avail < w ? avail : w, speed = avail < 1 ? avail : 1;
-		if (dur <= 0)
-			continue;
-		if (t_work < 0 && cap > 0 && x <= cap * dur)
-			t_work = t + x / cap;
-		else if (t_work < 0)
-			x -= cap * dur;
-		if (t_chain < 0 && speed > 0 && ch <= speed * dur)
-			t_chain = t + ch / speed;
-		else if (t_chain < 0)
-			ch -= speed * dur;
-	}
-	double t_max = t_chain > t_work ? t_chain : t_work;
-	t_max = out->held_until > t_max ? out->held_until : t_max;
-	t_max = out->shared_until > t_max ? out->shared_until : t_max;
+	double held = out->held_lanes < jobs ? out->held_lanes : jobs;
+	if (out->idle >= 0 && jobs - held < out->idle)
+		held = jobs - out->idle; /* free now: a whole backend takes its lane */
+	double t[5] = {
+		held > jobs - 1 ? out->held_until + (double)longest : (double)longest,
+		(double)work / w,
+		((double)work + out->held_work + out->shared_work) / jobs,
+		out->held_until,
+		out->shared_until,
+	};
+	double t_max = 0;
+	for (int i = 0; i < 5; i++)
+		t_max = t[i] > t_max ? t[i] : t_max;
 	long long r = (long long)t_max;
 	return r < t_max ? r + 1 : r; /* rounded up */
 }
 
 struct outside_load graph_outside_load(const struct work_others *w, double spc)
 {
-	struct outside_load o = {w->held_lanes, w->held_until / spc, w->shared_width, w->shared_until / spc};
+	struct outside_load o = {w->held_lanes, w->held_until / spc, w->held_work / spc, w->shared_work / spc,
+				 w->shared_until / spc, w->idle};
 	return o;
 }
 
@@ -110,7 +101,7 @@ struct split_choice graph_split_choice(long long c, long long others_work, long 
 				       int jobs, const struct outside_load *out, int kmax, int was_split)
 {
 	struct split_choice ch = {0, 0, 0};
-	struct outside_load none = {0, 0, 0, 0};
+	struct outside_load none = {0, 0, 0, 0, 0, -1};
 	jobs = jobs > 0 ? jobs : 1;
 	out = out ? out : &none;
 	nmods = nmods > 0 ? nmods : 1;
@@ -259,7 +250,7 @@ static void predict(const struct graph_conf *gc, struct graph *g, double spc)
 	}
 	g->work_secs = (double)work * spc;
 	g->task_secs = (double)task * spc;
-	struct outside_load none = {0, 0, 0, 0};
+	struct outside_load none = {0, 0, 0, 0, 0, -1};
 	g->span_secs = (double)span(work, longest, tasks, gc->jobs > 0 ? gc->jobs : 1, &none) * spc;
 }
 

@@ -79,19 +79,22 @@ struct split_choice {
 
 /* The work outside the link (or compile) that shares its lanes: the other
  * MTPC processes' notices on the work board (workboard.h), in cost units
- * from now. Job tokens are not taken back, so work of long tasks (each as
- * long as half of what its notice has left, or longer: a whole compile, a
- * partition) holds its lanes until it ends, and with no lane left a chain
- * starts only then. Work of many short tasks (a link's backends) takes each
- * lane that comes free as the link's own backends do: it counts as their
- * work. The prediction is the makespan of all of it, so a split pays where
- * the lanes come free together and k slots use them (two long tasks end,
- * both lanes idle), and not where one lane stays free for as long as the
- * module takes whole, nor where other links' backends would fill any lane
- * the split frees (it would only add its overhead). */
+ * from now. All of it counts with the link's own work, spread over the
+ * lanes, and the prediction is the makespan of everything. Job tokens are
+ * never taken back, so work of long tasks (each as long as half of what
+ * its notice has left, or longer: a whole compile, a split compile's
+ * partitions) holds its lanes until it ends: with no lane free now (the
+ * pool's idle tokens, where it can tell) and none left by that work, the
+ * link's longest chain starts only when it ends. So a split pays beside a
+ * busy machine where the lanes come free together and k slots use them
+ * (two partitions end, both lanes idle), and not where a lane is free now
+ * and the rest of the work fills the others for as long as the module
+ * takes whole (another compile, another link's backends): it would only
+ * add its overhead. */
 struct outside_load {
-	double held_lanes, held_until;     /* lanes held by long tasks, and until when */
-	double shared_width, shared_until; /* parallel width of short tasks, and until when */
+	double held_lanes, held_until, held_work; /* long tasks: lanes, until when, work */
+	double shared_work, shared_until;         /* short tasks: work, until when */
+	double idle;                              /* lanes free now; -1: unknown */
 };
 
 /* The choice for a module of cost c, beside other backends of total work

@@ -134,6 +134,16 @@ def spy(tmp_path):
     return s
 
 
+def one_notice_seen(out, pool):
+    """The one notice a spy saw, checked; none is left on the board after."""
+    seen = notices(out)
+    assert len(seen) == 1, seen
+    posted, work, end, task = next(iter(seen.values()))
+    assert work > 0 and end > posted and 0 < task <= work, seen
+    assert not list(pool.glob("work.*")), list(pool.iterdir())
+    return work, end - posted, task
+
+
 def notices(path):
     """{pid: (posted, work, end, task)} of the notices a spy saw."""
     seen = {}
@@ -150,12 +160,9 @@ def test_a_split_compile_posts_its_work_while_it_runs(tmp_path):
     out = tmp_path / "seen.txt"
     r, _ = compile_busy(tmp_path, env_with(pool, SPY_OUT=str(out)), "--launcher", spy(tmp_path))
     n = int(re.search(r"big\.o: (\d+) partitions", r.stdout).group(1))
-    seen = notices(out)
-    assert len(seen) == 1, seen
-    posted, work, end, task = next(iter(seen.values()))
-    assert work > 0 and end > posted and 0 < task <= work, seen
+    work, _, task = one_notice_seen(out, pool)
+    assert task < work  # its longest task: one partition
     assert len(out.read_text().splitlines()) == n
-    assert not list(pool.glob("work.*")), list(pool.iterdir())
 
 
 def test_busy_values_are_checked(tmp_path):
@@ -200,11 +207,7 @@ def test_a_link_posts_its_work_while_its_backends_run(tmp_path):
     out = tmp_path / "seen.txt"
     link(tmp_path, pool, program(tmp_path, "one"), out=tmp_path / "app", opts=("--launcher", spy(tmp_path)),
          env_more={"SPY_OUT": str(out)})
-    seen = notices(out)
-    assert len(seen) == 1, seen
-    posted, work, end, task = next(iter(seen.values()))
-    assert work > 0 and end > posted and 0 < task <= work, seen
-    assert not list(pool.glob("work.*")), list(pool.iterdir())
+    one_notice_seen(out, pool)
 
 
 def test_a_plain_thinlto_link_posts_its_work(tmp_path):
@@ -220,11 +223,7 @@ def test_a_plain_thinlto_link_posts_its_work(tmp_path):
                 program(tmp_path, "one"), "-o", tmp_path / "app"],
                env=env_with(pool, SPY_OUT=str(out))).stdout
     assert "0 split" in line, line
-    seen = notices(out)
-    assert len(seen) == 1, seen
-    posted, work, end, task = next(iter(seen.values()))
-    assert work > 0 and end > posted and 0 < task <= work, seen
-    assert not list(pool.glob("work.*")), list(pool.iterdir())
+    one_notice_seen(out, pool)
 
 
 def test_cmake_busy_variable(tmp_path):

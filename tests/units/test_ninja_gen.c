@@ -386,26 +386,34 @@ static void test_split_choice(void)
 	/* Beside work outside the link (the work board). A long task holds one
 	 * of 2 lanes for longer than the module takes whole: the module has
 	 * its lane now and ends first either way; not split. */
-	struct outside_load held1 = {1, 500000, 0, 0};
+	struct outside_load held1 = {1, 500000, 500000, 0, 0, -1};
 	c = graph_split_choice(221348, 0, 0, 1, 2, &held1, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == 500000 && c.split_span == 500000);
 	/* Held for less than the module takes: it has one lane, then two. */
-	held1.held_until = 100000;
+	held1.held_until = held1.held_work = 100000;
 	c = graph_split_choice(221348, 0, 0, 1, 2, &held1, 2, -1);
 	/* split: its work 243482, 100000 on one lane, the rest on two */
 	CHECK(c.parts == 2 && c.whole_span == 221348 && c.split_span == 100000 + (243482 - 100000) / 2);
 	/* Two long tasks hold both lanes for 120k: either way it starts then,
 	 * and then both lanes are free together: split. */
-	struct outside_load held2 = {2, 120000, 0, 0};
+	struct outside_load held2 = {2, 120000, 240000, 0, 0, -1};
 	c = graph_split_choice(221348, 0, 0, 1, 2, &held2, 2, -1);
 	CHECK(c.parts == 2 && c.whole_span == 120000 + 221348 && c.split_span == 120000 + 22134 + 110674);
+	/* The same, but the pool has a token free right now (the other work is
+	 * in a serial step): the module whole takes it and holds it, and the
+	 * rest of the work fills the other lane; a split would only add its
+	 * overhead. */
+	held2.idle = 1;
+	c = graph_split_choice(221348, 0, 0, 1, 2, &held2, 2, -1);
+	CHECK(c.parts == 0 && c.whole_span == (221348 + 240000) / 2 && c.split_span == (243482 + 240000 + 1) / 2);
 	/* Many short tasks of width 2 for 1000k (another link's backends): any
 	 * lane a split frees, they fill; it would only add its overhead. */
-	struct outside_load shared = {0, 0, 2, 1000000};
+	struct outside_load shared = {0, 0, 0, 2000000, 1000000, -1};
 	c = graph_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == 1000000 + 221348 / 2 && c.split_span > c.whole_span);
 	/* The same, but ending soon (10k): split as when alone. */
 	shared.shared_until = 10000;
+	shared.shared_work = 20000;
 	CHECK(graph_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1).parts == 2);
 }
 
