@@ -15,6 +15,9 @@ And, for the gain to keep: one job alone, plain against auto (the split pays the
 Jobs (--jobs-kind):
   link     two links of SQLite's shell (sqlite3.c + shell.c as ThinLTO objects, -O2), each
            to its own output; sqlite3.c (221k instructions) is each link's long pole;
+  many     two links of SQLite's shell with 28 more modules each (generated, 5.4k instructions
+           apiece, exported with --export-dynamic): alone, sqlite3.c is its link's long pole and
+           is split; beside the other link's backends, a split only adds its overhead;
   compile  two plain -O2 compiles of sqlite3.c to two objects (mtpc-compile's native mode).
 
 Figures: wall of the pair (from A's start to the last end), CPU of the pair (user + sys of
@@ -25,6 +28,7 @@ the machine's as much as MTPC's; CPU is the steadier figure.
 
 Usage:
   /usr/bin/python3 bench/busy_bench.py --jobs-kind link --runs 3
+  /usr/bin/python3 bench/busy_bench.py --jobs-kind many --runs 3
   /usr/bin/python3 bench/busy_bench.py --jobs-kind compile --runs 3 --json bench/out/busy.json
 """
 import argparse
@@ -38,7 +42,7 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from lib import BenchError, eprint, fmt_r, fmt_s, llvm_tool, median, mtpc_tool, ratio, versioned_driver  # noqa: E402
+from lib import BenchError, eprint, fmt_r, fmt_s, median, mtpc_tool, ratio, versioned_driver  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SQLITE = ROOT / "bench" / "work" / "sqlite-amalgamation"
@@ -69,21 +73,31 @@ class Jobs:
         self.kind, self.work = kind, work
         clang = versioned_driver("clang")
         self.clang = clang
-        if kind == "link":
+        if kind in ("link", "many"):
             for src in ("sqlite3.c", "shell.c"):
                 obj = work / (src + ".o")
                 if not obj.exists():
                     subprocess.run([clang, "-O2", "-flto=thin", "-DSQLITE_THREADSAFE=0", "-c", SQLITE / src,
                                     "-I", SQLITE, "-o", obj], check=True)
             self.inputs = [work / "sqlite3.c.o", work / "shell.c.o"]
+            for i in range(28 if kind == "many" else 0):
+                obj = work / f"m{i}.o"
+                if not obj.exists():
+                    src = work / f"m{i}.c"
+                    src.write_text("".join(
+                        f"int m{i}_f{k}(int x) {{ int s = x; for (int j = 0; j < x; j++) "
+                        f"s = s * {k + 3} + j * (s >> 3); return s; }}\n" for k in range(200)))
+                    subprocess.run([clang, "-O2", "-flto=thin", "-c", src, "-o", obj], check=True)
+                self.inputs.append(obj)
 
     def outputs(self, i):
-        return self.work / (f"out{i}" if self.kind == "link" else f"sqlite3.{i}.o")
+        return self.work / (f"sqlite3.{i}.o" if self.kind == "compile" else f"out{i}")
 
     def cmd(self, config, i):
         out = self.outputs(i)
-        if self.kind == "link":
-            base = [self.clang, "-O2", "-flto=thin", "-fuse-ld=lld", *self.inputs, "-o", out]
+        if self.kind in ("link", "many"):
+            export = ["-Wl,--export-dynamic"] if self.kind == "many" else []
+            base = [self.clang, "-O2", "-flto=thin", "-fuse-ld=lld", *export, *self.inputs, "-o", out]
             if config == "plain":
                 return base + [f"-Wl,--thinlto-jobs={CORES}", "-lm"]
             return [mtpc_tool("mtpc-link"), "--cache", self.work / "plans.sqlite",
@@ -125,7 +139,7 @@ def summary_lines(outs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--jobs-kind", choices=["link", "compile"], default="link")
+    ap.add_argument("--jobs-kind", choices=["link", "many", "compile"], default="link")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--stagger", type=float, default=1.0,
                     help="seconds between the two jobs' starts (1: B starts during A's frontend or thin link; "
@@ -152,7 +166,9 @@ def main():
                 eprint(f"{name} run {r + 1} {c}: wall {fmt_s(wall)} cpu {fmt_s(cpu)}")
         results[name] = {c: {"wall": [w for w, _ in v], "cpu": [u for _, u in v], "last_lines": lines[c]}
                          for c, v in rows.items()}
-    print(f"# {a.jobs_kind}s of SQLite on {CORES} cores, {a.runs} interleaved runs, stagger {a.stagger} s")
+    what = {"link": "links of SQLite's shell", "many": "links of SQLite's shell + 28 modules",
+            "compile": "plain compiles of sqlite3.c"}[a.jobs_kind]
+    print(f"# two {what} on {CORES} cores, {a.runs} interleaved runs, stagger {a.stagger} s")
     for name, res in results.items():
         print(f"\n## {'two at once' if name == 'pair' else 'one alone'}")
         print("| config | wall median (min-max) | CPU median (min-max) | wall / plain | CPU / plain |")
