@@ -556,6 +556,7 @@ void module_info_free(struct module_info *mi)
 	free(mi->symvers);
 	free(mi->syms);
 	free(mi->units);
+	free(mi->tied);
 	free(mi->source_file);
 	free(mi->module_id);
 	memset(mi, 0, sizeof *mi);

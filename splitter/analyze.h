@@ -122,6 +122,11 @@ struct module_info {
 	int has_asm;
 	int nstable;          /* symbols given edit-stable names */
 	int ncut_sccs;        /* SCCs cut by analyze_opts.scc_cut */
+	int *tied;            /* per symbol: its union-find parent after the ties
+	                         that hold whatever the count (comdats, aliases,
+	                         sections, blockaddress, asm), before the SCCs
+	                         (units.c, rebuild_units) */
+	long scc_limit;       /* the SCC cut limit the units were built with */
 	int nalias_users;     /* symbols kept with an object's names (SF_ALIAS_ADDR) */
 	/* `.symver target, name@V` directives of module asm (asm_names.c): the
 	 * versioned symbol takes the binding of its target, so when the target

@@ -34,6 +34,15 @@ static void usage(FILE *f)
 	      "  -n, --partitions N        at most N partitions (default: number of CPUs)\n"
 	      "      --min-cost C          use fewer partitions if each would cost less than\n"
 	      "                            C instructions (default 0: as many as allowed)\n"
+	      "      --cores C             the cores the partitions' compiles will share:\n"
+	      "                            plan at N and at fewer partitions (down to 2),\n"
+	      "                            predict each plan's span, max(largest partition,\n"
+	      "                            all partitions' work / C), counting the code each\n"
+	      "                            partition copies or duplicates, and keep the\n"
+	      "                            fewest partitions within 3% of the best span; a\n"
+	      "                            seeded plan keeps its count unless its span is\n"
+	      "                            10% worse than the best (plan.json:\n"
+	      "                            partition_count; default 0: exactly N)\n"
 	      "      --thinlto-index FILE  INPUT is a ThinLTO object and FILE its index from\n"
 	      "                            `--thinlto-index-only`: run the ThinLTO import\n"
 	      "                            in-process first, then split the result\n"
@@ -355,6 +364,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED,
 		O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST,
 		O_PRINT_VISIBILITY, O_JOIN, O_JOIN_PLAN, O_NO_JOIN_INLINE, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_PRE_LINK, O_NATIVE, O_EMIT_WITH,
+		O_CORES,
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, 0, 'o'},
@@ -362,6 +372,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		{"jobs", required_argument, 0, 'j'},
 		{"help", no_argument, 0, 'h'},
 		{"min-cost", required_argument, 0, O_MIN_COST},
+		{"cores", required_argument, 0, O_CORES},
 		{"thinlto-index", required_argument, 0, O_INDEX},
 		{"relocation-model", required_argument, 0, O_RELOC},
 		{"emit-imported", required_argument, 0, O_IMPORTED},
@@ -409,6 +420,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		case 'j': o->jobs = (int)parse_long("--jobs", optarg, 1, 4096); break;
 		case 'h': usage(stdout); exit(0);
 		case O_MIN_COST: o->min_cost = parse_long("--min-cost", optarg, 0, 1L << 40); break;
+		case O_CORES: o->cores = (int)parse_long("--cores", optarg, 0, 4096); break;
 		case O_INDEX: o->index = optarg; break;
 		case O_RELOC:
 			if (strcmp(optarg, "pic") && strcmp(optarg, "static"))

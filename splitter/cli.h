@@ -68,6 +68,9 @@ struct options {
 	int partitions;          /* -n: at most this many (default: CPUs) */
 	long min_cost;           /* --min-cost: fewer partitions if each would
 	                            cost less (0: as many as allowed) */
+	int cores;               /* --cores: the cores the partitions' compiles
+	                            share; > 0: the count is chosen from the
+	                            predicted span (count.h); 0: -n exactly */
 	long copy_limit;         /* --copy-limit (partition_opts.copy_limit) */
 	double copy_budget;      /* --copy-budget (partition_opts.copy_budget) */
 	double crit_copy_budget; /* --critical-copy-budget

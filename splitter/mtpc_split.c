@@ -15,6 +15,7 @@
 #include "analyze.h"
 #include "bitcode.h"
 #include "cli.h"
+#include "count.h"
 #include "emit.h"
 #include "emit_processes.h"
 #include "emit_threads.h"
@@ -121,6 +122,11 @@ static char *options_key(const struct options *o, char hash[MTPC_HASH_HEX_LEN + 
 			       o->local_dup_limit, o->local_dup_budget, o->const_dup_limit, o->scc_cut, o->ipo);
 	if (o->native) { /* its own key (alwaysinline copies); the others' keys stay */
 		char *t = xasprintf("%s native=1", text);
+		free(text);
+		text = t;
+	}
+	if (o->cores > 0) { /* only when given: without it the plan is -n's, with the same key */
+		char *t = xasprintf("%s cores=%d", text, o->cores);
 		free(text);
 		text = t;
 	}
@@ -303,9 +309,11 @@ static int find_seed(const struct options *o, const char *input_hash, const char
 
 /* Analyze the module and partition it, from the seed when there is one. An
  * exact cache hit that does not fit the module is never trusted: split
- * afresh. Returns whether the plan is the exact hit. */
+ * afresh. With --cores the count is chosen first (count.h), into *count;
+ * without, count->chosen is 0. Returns whether the plan is the exact hit. */
 static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed *seed, int exact,
-		     const char *cache_path, struct module_info *mi, struct split_plan *plan)
+		     const char *cache_path, struct module_info *mi, struct split_plan *plan,
+		     struct count_choice *count)
 {
 	if (seed)
 		plan_seed_weigh(seed, o->weights, o->nweights);
@@ -330,6 +338,13 @@ static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed 
 	/* Without a real measured imbalance, every seeded unit keeps its partition. */
 	popt.seed_keep = seed && !seed->rebalance;
 	popt.seed_exact = exact;
+	memset(count, 0, sizeof *count);
+	if (o->cores > 0) {
+		/* The seed's count is kept unless clearly worse: an edit must not
+		 * flip the count, which would change every partition. */
+		choose_count(mi, &aopt, &popt, o->cores, seed ? seed->npartitions : 0, count);
+		popt.max_partitions = count->chosen;
+	}
 	partition_module(mi, &popt, plan);
 	if (exact && plan->nunseeded) {
 		mtpc_warn("%s: cached plan for %s does not match the module; splitting afresh", cache_path,
@@ -471,11 +486,13 @@ static void split_module(const struct options *o, struct module_bytes *mb, const
 	t->plan = mtpc_now();
 	struct module_info mi;
 	struct split_plan plan;
-	exact = make_plan(o, mb->m, have_seed ? &seed : NULL, exact, cache_path, &mi, &plan);
+	struct count_choice count;
+	exact = make_plan(o, mb->m, have_seed ? &seed : NULL, exact, cache_path, &mi, &plan, &count);
 	t->emit = mtpc_now();
 	struct emitted *parts = emit(o, mb, &mi, &plan, &t->run);
 	t->write = mtpc_now();
-	struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t->start};
+	struct plan_meta meta = {input_hash, options_hash, options_text, mtpc_now() - t->start,
+				 count.chosen ? &count : NULL};
 	char *json = plan_to_json(&mi, &plan, &meta);
 	write_outputs(o->outdir, o->debug, verbatim(o, &plan), &mi, &plan, parts, json);
 	if (cache) {
@@ -485,6 +502,12 @@ static void split_module(const struct options *o, struct module_bytes *mb, const
 	}
 	if (o->stats)
 		print_stats(o, &mi, &plan, parts, exact, t);
+	if (o->stats && count.chosen) {
+		char *why = count_choice_describe(&count);
+		fprintf(stderr, "mtpc-split: %s: %s\n", o->input, why);
+		free(why);
+	}
+	count_choice_free(&count);
 	free(parts);
 	free(json);
 	split_plan_free(&plan);

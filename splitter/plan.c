@@ -19,6 +19,37 @@ static json_t *name_list(const struct module_info *mi, const unsigned char *memb
 	return a;
 }
 
+/* plan.json's partition_count: the count --cores chose and the candidates'
+ * predictions it chose from (count.h). Duplication is a candidate's work
+ * over the unsplit module's, both counted in instructions. */
+static json_t *count_json(const struct count_choice *c)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "cores", json_integer(c->cores));
+	json_object_set_new(o, "chosen", json_integer(c->chosen));
+	json_object_set_new(o, "fresh", json_integer(c->fresh));
+	json_object_set_new(o, "seed", c->seed_count ? json_integer(c->seed_count) : json_null());
+	char *rule = xasprintf("the fewest partitions whose span, max(largest, ceil(work / cores)), is within "
+			       "%d%% of the best; a seeded plan keeps its count within %d%%",
+			       COUNT_SLACK_PCT, COUNT_SEED_PCT);
+	json_object_set_new(o, "rule", json_string(rule));
+	free(rule);
+	json_object_set_new(o, "unsplit_work", json_integer(c->unsplit));
+	json_t *a = json_array();
+	for (int i = 0; i < c->ncand; i++) {
+		const struct count_candidate *k = &c->cand[i];
+		json_t *e = json_object();
+		json_object_set_new(e, "partitions", json_integer(k->partitions));
+		json_object_set_new(e, "span", json_integer(k->span));
+		json_object_set_new(e, "largest", json_integer(k->largest));
+		json_object_set_new(e, "work", json_integer(k->work));
+		json_object_set_new(e, "duplication", json_real(c->unsplit ? (double)k->work / c->unsplit : 0.0));
+		json_array_append_new(a, e);
+	}
+	json_object_set_new(o, "candidates", a);
+	return o;
+}
+
 char *plan_to_json(const struct module_info *mi, const struct split_plan *P, const struct plan_meta *meta)
 {
 	json_t *root = json_object();
@@ -28,6 +59,8 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 	json_object_set_new(root, "input_hash", json_string(meta->input_hash));
 	json_object_set_new(root, "options_hash", json_string(meta->options_hash));
 	json_object_set_new(root, "options", json_string(meta->options_text));
+	if (meta->count)
+		json_object_set_new(root, "partition_count", count_json(meta->count));
 	json_t *parts = json_array();
 	for (int p = 0; p < P->n; p++) {
 		json_t *o = json_object();
@@ -124,7 +157,8 @@ char *plan_to_json(const struct module_info *mi, const struct split_plan *P, con
 	json_object_set_new(st, "copies", json_integer(P->ncopies));
 	json_object_set_new(st, "shared_static_duplicates", json_integer(P->nshared_dups));
 	json_object_set_new(root, "stats", st);
-	char *s = json_dumps(root, JSON_INDENT(1));
+	/* (4 digits: the duplication ratios, the plan's only reals) */
+	char *s = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(4));
 	json_decref(root);
 	char *out = xasprintf("%s\n", s);
 	free(s);

@@ -5,6 +5,7 @@
 
 #include "analyze.h"
 #include "emit.h"
+#include "count.h"
 #include "partition.h"
 
 struct plan_meta {
@@ -12,6 +13,9 @@ struct plan_meta {
 	const char *options_hash;
 	const char *options_text;
 	double split_seconds;
+	const struct count_choice *count; /* --cores: why this many partitions
+	                                     (plan.json's partition_count), or
+	                                     NULL: the plan has no such key */
 };
 
 /* Serialize the plan. Deterministic: it holds no times (the same input and

@@ -466,8 +466,38 @@ void build_units(struct module_info *mi, int ncomdats, const struct intpairs *bl
 	 * assembler makes A only where B is defined. */
 	tie_pairs(mi, uf, asm_set);
 	join_symver_removed(mi, uf);
-	/* Then the call graph's cycles, and the helpers their callers inline. */
-	union_sccs(mi, uf, scc_cut_limit(mi, opt));
+	/* Kept: rebuild_units starts again from here for another count. */
+	mi->tied = xmalloc((mi->nsyms + 1) * sizeof *mi->tied);
+	memcpy(mi->tied, uf, mi->nsyms * sizeof *uf);
+	free(uf);
+	rebuild_units(mi, opt);
+}
+
+/* Free the units and their edges, keeping the symbols. */
+static void free_units(struct module_info *mi)
+{
+	for (int u = 0; u < mi->nunits; u++) {
+		free(mi->units[u].syms);
+		free(mi->units[u].adj);
+		free(mi->units[u].adjw);
+	}
+	free(mi->units);
+	mi->units = NULL;
+	mi->nunits = 0;
+}
+
+void rebuild_units(struct module_info *mi, const struct analyze_opts *opt)
+{
+	long limit = scc_cut_limit(mi, opt);
+	if (mi->units && limit == mi->scc_limit)
+		return; /* the same cut, the same units */
+	free_units(mi);
+	mi->scc_limit = limit;
+	mi->ncut_sccs = 0;
+	int *uf = xmalloc((mi->nsyms + 1) * sizeof *uf);
+	memcpy(uf, mi->tied, mi->nsyms * sizeof *uf);
+	/* The call graph's cycles, and the helpers their callers inline. */
+	union_sccs(mi, uf, limit);
 	join_single_caller_locals(mi, uf, opt->join_limit, opt->join_growth);
 	number_units(mi, uf);
 	free(uf);

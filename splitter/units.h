@@ -35,4 +35,11 @@ void flag_alias_names(struct module_info *mi);
 void build_units(struct module_info *mi, int ncomdats, const struct intpairs *blockaddr,
 		 const struct intpairs *asm_set, const struct analyze_opts *opt);
 
+/* The units again for another opt->partitions (the only option of the
+ * units that depends on the count: the SCC cut is a share of the module),
+ * from the ties build_units kept (mi->tied); a no-op when the cut limit is
+ * the one the units have. mtpc-split --cores plans at several counts, and
+ * each plan must be the one `-n k` would make. */
+void rebuild_units(struct module_info *mi, const struct analyze_opts *opt);
+
 #endif

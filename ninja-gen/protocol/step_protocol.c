@@ -41,6 +41,9 @@ static const struct {
 	[OPT_GZ] = {"--gz", "zlib|zstd", "compress the merged object's debug sections (a compile's -gz)",
 		    offsetof(struct step_args, gz)},
 	[OPT_SPLIT_ARG] = {"--split-arg", "WORD", "one more word for mtpc-split (repeatable)", 0},
+	[OPT_CORES] = {"--cores", "C",
+		       "passed to mtpc-split --cores: the cores the slots share, which choose the count",
+		       offsetof(struct step_args, cores)},
 };
 
 static const struct {
@@ -78,7 +81,7 @@ static const struct {
 			NULL,
 			BIT(OPT_TOOL) | BIT(OPT_MODULE) | BIT(OPT_INDEX) | BIT(OPT_DIR) | BIT(OPT_KMAX) |
 				BIT(OPT_RELOC) | BIT(OPT_MIN_COST) | BIT(OPT_CACHE) | BIT(OPT_RECORD_MODULE) |
-				BIT(OPT_SPLIT_ARG),
+				BIT(OPT_SPLIT_ARG) | BIT(OPT_CORES),
 			BIT(OPT_TOOL) | BIT(OPT_MODULE) | BIT(OPT_DIR) | BIT(OPT_KMAX), 0},
 	[STEP_MERGE] = {"--merge-step",
 			"The partitions' objects into FILE: real checksums and lines back in each\n"

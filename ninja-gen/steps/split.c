@@ -48,6 +48,8 @@ static int run_split(const struct step_args *s, int kmax, char **why)
 		strv_add(&cmd, "--min-cost");
 		strv_add(&cmd, s->min_cost);
 	}
+	if (s->cores)
+		strv_addl(&cmd, "--cores", s->cores, NULL);
 	strv_addv(&cmd, &s->split_args);
 	char *env[2] = {s->cache ? xasprintf("MTPC_CACHE=%s", s->cache) : NULL, NULL};
 	struct buf err = {0};
