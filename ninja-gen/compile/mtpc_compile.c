@@ -366,6 +366,7 @@ static long long compile_cost(const struct compilecmd *cc, const char *split_too
  * notice this compile posts of its own predicted work. */
 struct compile_plan {
 	int parts;
+	int cores; /* beside a busy board: the lanes it leaves (mtpc-split --cores), else 0 */
 	char *why; /* "not split: ..." when held whole by the board, else NULL */
 	double work_secs, span_secs, task_secs;
 };
@@ -384,7 +385,7 @@ static void plan_parts(struct compile_plan *p, long long cost, int k, double spc
 
 static struct compile_plan plan_compile(const struct inner_opts *in, const char *out, long long cost)
 {
-	struct compile_plan p = {0, NULL, 0, 0, 0};
+	struct compile_plan p = {0, 0, NULL, 0, 0, 0};
 	double spc = GRAPH_DEFAULT_SECONDS_PER_COST;
 	plan_parts(&p, cost, 0, spc);
 	if (cost < in->cost_threshold || in->partitions == 1)
@@ -410,6 +411,10 @@ static struct compile_plan plan_compile(const struct inner_opts *in, const char 
 	struct outside_load load = graph_outside_load(&board, spc);
 	struct split_choice ch = graph_split_choice(cost, 0, 0, 1, jobs, &load, kmax, was_split);
 	plan_parts(&p, cost, ch.parts, spc);
+	/* the lanes the load leaves it (at least one, or those idle now) */
+	int held = load.held_lanes >= jobs ? jobs : (int)load.held_lanes + (load.held_lanes > (int)load.held_lanes);
+	p.cores = jobs - held > (int)load.idle ? jobs - held : (int)load.idle;
+	p.cores = p.cores < 1 ? 1 : p.cores;
 	if (ch.parts < 2)
 		p.why = xasprintf("not split: the cores are busy with %d other MTPC job%s (predicted %.*f s split vs "
 				  "%.*f s unsplit)", board.count, board.count == 1 ? "" : "s",
@@ -437,10 +442,11 @@ static int run_frontend(const struct compilecmd *cc, const char *inner, const ch
 	return st;
 }
 
-/* Split this compile: returns its exit status, or -1 when it cannot go
- * through MTPC (after one warning: the caller compiles unsplit). */
+/* Split this compile (cores: graph_conf.split_cores): returns its exit
+ * status, or -1 when it cannot go through MTPC (after one warning: the
+ * caller compiles unsplit). */
 static int run_split(const struct inner_launcher_opts *o, const struct compilecmd *cc, const char *self, const char *split_tool,
-		     long long cost, int measured, double t0, int silent)
+		     long long cost, int measured, double t0, int silent, int cores)
 {
 	const char *out = compilecmd_output(cc);
 	char cwd[PATH_MAX];
@@ -464,6 +470,7 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 	struct graph_conf gc = {.self = self, .split_tool = split_tool, .inner = inner, .outer_cwd = cwd};
 	inner_conf(&gc, &o->in);
 	gc.prefix = "";
+	gc.split_cores = cores;
 	struct graph g = {0};
 	struct module *m = graph_add_module(&g, &gc, front, front, NULL);
 	free(m->name); /* named for people by the compile's output */
@@ -562,7 +569,8 @@ int main(int argc, char **argv)
 		}
 		if (plan.parts >= 2) {
 			o.in.partitions = plan.parts;
-			status = run_split(&o, &cc, self ? self : argv[0], split, cost, measured, t0, silent);
+			status = run_split(&o, &cc, self ? self : argv[0], split, cost, measured, t0, silent,
+					   plan.cores);
 		}
 		free(plan.why);
 		free(self);

@@ -167,14 +167,14 @@ static void split_cmd(const struct graph_conf *gc, const struct graph_codegen *c
 	step_arg(cmd, STEP_SPLIT, OPT_KMAX, kmax_s);
 	step_arg(cmd, STEP_SPLIT, OPT_RELOC, backend ? (cg->pic ? "pic" : "static") : NULL);
 	step_arg(cmd, STEP_SPLIT, OPT_MIN_COST, gc->min_cost);
-	/* A compile's partitions share the inner build's jobs: with fewer jobs
-	 * than slots, the copies and duplicates of more partitions can cost
-	 * more than they gain, and mtpc-split chooses the count (count.h).
-	 * With a job per slot it would keep kmax anyway: not passed, so the
-	 * plan's key, and the cache's, stay what they were at any such -j. A
-	 * link's backend stage gives its partitions shares of lanes that
-	 * other modules' backends also hold (--weights): left as it is. */
-	char *cores = !backend && gc->jobs > 0 && gc->jobs < kmax ? xasprintf("%d", gc->jobs) : NULL;
+	/* A compile split beside other work (the work board) has fewer lanes
+	 * than slots: mtpc-split then chooses the count from the copies and
+	 * duplicates each count costs (count.h). Not passed otherwise, so that
+	 * on an idle machine the plan (and its key) never depend on the load
+	 * or on --jobs. A link's backend stage gives its partitions shares of
+	 * lanes that other modules' backends also hold (--weights). */
+	char *cores = !backend && gc->split_cores > 0 && gc->split_cores < kmax ? xasprintf("%d", gc->split_cores)
+										 : NULL;
 	step_arg(cmd, STEP_SPLIT, OPT_CORES, cores);
 	free(cores);
 	/* A relayed module's rebuilds decide whether it stays relayed. */

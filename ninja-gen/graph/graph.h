@@ -170,6 +170,9 @@ struct graph_conf {
 	                         * partition */
 	int kmax;               /* slots per split module */
 	int jobs;               /* -j of the inner build (sched.h: partition shares) */
+	int split_cores;        /* > 0: the lanes a compile's split may count on
+	                         * beside the work board's load, passed to
+	                         * mtpc-split --cores (count.h); 0: none */
 	const char *inner;      /* absolute inner build directory */
 	const char *outer_cwd;  /* absolute directory the link command runs in */
 	/* Prepended to the inner directory's paths in build.ninja: "" when Ninja

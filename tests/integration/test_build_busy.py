@@ -27,20 +27,29 @@ fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
 os.write(fd, f"{now:.3f} {work:.3f} {now + secs:.3f} {task:.3f}\n".encode())
 fcntl.flock(fd, fcntl.LOCK_SH)
 os.rename(tmp, path)
+held = []
+for k in range(int(sys.argv[5]) if len(sys.argv) > 5 else 0):  # job tokens held, as running tasks do
+    f = os.open(os.path.join(os.path.dirname(path), f"slot.{k}"), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(f, fcntl.LOCK_EX)
+    held.append(f)
 print("posted", flush=True)
+if held:
+    time.sleep(float(sys.argv[6]))
+    for f in held:
+        os.close(f)
 sys.stdin.read()  # until the test closes our stdin
 """
 
 
 class Notice:
     """Another process's notice of `work` CPU seconds ending in `secs` seconds, its longest task
-    `task` seconds, held (flocked) for as long as the context lasts; stopped by its pid, every
-    wait bounded."""
+    `task` seconds, held (flocked) for as long as the context lasts, with `tokens` of the pool's
+    job tokens held for the first `hold` seconds; stopped by its pid, every wait bounded."""
 
-    def __init__(self, pool, work, secs, task):
+    def __init__(self, pool, work, secs, task, tokens=0, hold=0):
         pool.mkdir(mode=0o700, exist_ok=True)
         self.p = subprocess.Popen([sys.executable, "-c", HOLDER, str(pool / "work.1"), str(work), str(secs),
-                                   str(task)],
+                                   str(task), str(tokens), str(hold)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.p.stdout.readline().strip() == "posted"
 
@@ -108,6 +117,21 @@ def test_small_other_work_does_not_hold_a_split(tmp_path):
     with Notice(pool, work=0.01, secs=0.01, task=0.01):
         r, _ = compile_busy(tmp_path, env_with(pool))
     assert "big.o: 2 partitions" in r.stdout, r.stdout
+
+
+def test_split_when_long_tasks_free_every_lane_together(tmp_path):
+    """Two long tasks hold both job tokens (no token idle) and end soon: the compile would wait
+    for a lane either way, and then both lanes are free: split, and its split step tells
+    mtpc-split the lanes the load leaves it (--cores), which chooses the count."""
+    pool = tmp_path / "pool"
+    src = big_source(tmp_path / "big.c", funcs=1500)
+    with Notice(pool, work=3, secs=1.5, task=1.5, tokens=2, hold=1.5):
+        r = mtpc_compile(tmp_path, compile_cmd(src, tmp_path / "big.o"), "--cost-threshold", "0",
+                         "--partitions", "4", env=env_with(pool))
+    assert re.search(r"big\.o: \d partitions", r.stdout), r.stdout
+    assert "--cores 1" in (tmp_path / "big.o.mtpc" / "build.ninja").read_text()
+    plan = next((tmp_path / "big.o.mtpc").glob("mod/*/parts/plan.json")).read_text()
+    assert '"partition_count"' in plan, plan[:400]
 
 
 def test_notice_left_behind_is_removed(tmp_path):

@@ -178,9 +178,8 @@ def test_split_args_reach_the_join(tmp_path):
     texts = {}
     for name, extra in (("inline", ()), ("no-inline", ("--split-arg", "--no-join-inline"))):
         obj = tmp_path / f"{name}.o"
-        # (a job per slot: with fewer, the split may choose fewer partitions, --cores)
         r = mtpc_compile(tmp_path, compile_cmd(src, obj, "-flto=thin"), "--cost-threshold", "0",
-                         "--jobs", "4", "--split-arg", "--copy-limit=0", *extra)
+                         "--split-arg", "--copy-limit=0", *extra)
         assert re.search(r"\.o: [34] partitions", r.stdout), r.stdout
         ll = tmp_path / f"{name}.ll"
         run([llvm_tool("llvm-dis"), obj, "-o", ll])
@@ -312,9 +311,7 @@ def test_shared_literals_stay_private(tmp_path):
         src = tmp_path / f"{t}.c"
         src.write_text(f"#include <string.h>\n#define LIT \"{lit}\"\n{funcs}")
         obj = tmp_path / f"{t}.o"
-        # (a job per slot: with fewer, the split may choose fewer partitions, --cores)
-        r = mtpc_compile(tmp_path, compile_cmd(src, obj, "-flto=thin"), "--cost-threshold", "0",
-                         "--jobs", "4")
+        r = mtpc_compile(tmp_path, compile_cmd(src, obj, "-flto=thin"), "--cost-threshold", "0")
         assert "4 partitions" in r.stdout, r.stdout + r.stderr
         plan = next((tmp_path / f"{t}.o.mtpc").glob("mod/*/parts/plan.json")).read_text()
         assert ".str.k" in plan, "the literal was not promoted: the test tests nothing"
@@ -363,9 +360,8 @@ def test_cxx_edit_keeps_other_partitions(tmp_path):
     before = {}
     for extra in (False, True):
         cxx_initializers(src, extra)
-        # (a job per slot: with fewer, the split may choose fewer partitions, --cores)
         r = mtpc_compile(tmp_path, compile_cmd(src, obj, "-flto=thin"), "--cost-threshold", "0",
-                         "--partitions", "8", "--jobs", "8")
+                         "--partitions", "8")
         assert "8 partitions" in r.stdout, r.stdout + r.stderr
         parts = sorted((tmp_path / "big.o.mtpc").glob("mod/*/parts/p*.bc"))
         assert len(parts) == 8
@@ -539,10 +535,8 @@ def test_full_build_stays_within_cores_plus_one(tmp_path):
                     .format(clang=llvm_tool("clang")))
     wrap.chmod(0o755)
     b = tmp_path / "b"
-    # MTPC_JOBS=4: a job per slot, so that every split is in 4 (with the 2 cores' jobs the
-    # split may choose fewer, --cores); the machine's budget still holds them to cores + 1
     configure(src, b, [f"-DCMAKE_C_COMPILER={wrap}", "-DMTPC_SPLIT_COST=0",
-                       "-DMTPC_MAX_PARTITIONS=4", "-DMTPC_JOBS=4", "-DMTPC_BUSY=ignore"])
+                       "-DMTPC_MAX_PARTITIONS=4", "-DMTPC_JOBS=0", "-DMTPC_BUSY=ignore"])
     env = dict(os.environ, MTPC_TEST_LOG=str(tmp_path / "compiles.log"),
                MTPC_JOBS_DIR=str(tmp_path / "jobs"), MTPC_JOB_SLOTS=str(cores))
     env.pop("MAKEFLAGS", None)
