@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #define NOTICE_PREFIX "work."
+/* At most this many of its longest task's worth of work: a notice of a few
+ * long tasks, which hold their lanes. */
+#define FEW_TASKS 2.5
 
 static double wall_now(void)
 {
@@ -91,7 +94,11 @@ static void read_notice(const char *path, double now, struct work_others *w)
 	if (sscanf(line, "%lf %lf %lf %lf", &posted, &work, &end, &task) != 4 || end <= now || end <= posted)
 		return;
 	double left = end - now, width = work / (end - posted);
-	if (task * 2 >= left) {
+	/* A few long tasks (workboard.h): a whole compile, a split module's
+	 * slots and overhead (about 2.2 slots' worth); a link's many backends
+	 * beside its split module are not (SQLite's shell with 28 more
+	 * modules: 3.7, bench/busy_bench.py --jobs-kind many). */
+	if (task * 2 >= left && work <= task * FEW_TASKS) {
 		w->held_lanes += width;
 		w->held_work += width * left;
 		w->held_until = left > w->held_until ? left : w->held_until;

@@ -26,9 +26,9 @@
  * END - t more (nothing once END has passed: the prediction was short, and
  * the writer is about to end), over a width of parallel tasks of what is
  * left over END - t. Job tokens are held until a task ends, so a notice
- * whose tasks are long (TASK at least half of what it has left) holds its
- * lanes until it ends; one of short tasks competes for each lane that
- * comes free (graph.h, struct outside_load).
+ * of a few long tasks (TASK at least half of what it has left, and WORK at
+ * most FEW_TASKS times TASK) holds its lanes until it ends; any other
+ * competes for each lane that comes free (graph.h, struct outside_load).
  *
  * What the board cannot see: edges of the outer build that do not run
  * through MTPC, and the outer build's edges not started yet. A split is
