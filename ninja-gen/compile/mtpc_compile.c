@@ -374,13 +374,11 @@ struct compile_plan {
 /* p split in k (k >= 2) or whole: its predicted work, span and longest task. */
 static void plan_parts(struct compile_plan *p, long long cost, int k, double spc)
 {
+	struct split_cost sc = graph_split_cost(cost, k);
 	p->parts = k;
-	p->work_secs = p->span_secs = p->task_secs = (double)cost * spc;
-	if (k >= 2) {
-		p->work_secs += p->work_secs / SPLIT_OVERHEAD;
-		p->task_secs = (double)((cost + k - 1) / k) * spc;
-		p->span_secs = (double)(cost / SPLIT_OVERHEAD) * spc + p->task_secs;
-	}
+	p->work_secs = (double)sc.work * spc;
+	p->span_secs = (double)sc.chain * spc;
+	p->task_secs = (double)sc.task * spc;
 }
 
 static struct compile_plan plan_compile(const struct inner_opts *in, const char *out, long long cost)
@@ -411,9 +409,8 @@ static struct compile_plan plan_compile(const struct inner_opts *in, const char 
 	struct outside_load load = graph_outside_load(&board, spc);
 	struct split_choice ch = graph_split_choice(cost, 0, 0, 1, jobs, &load, kmax, was_split);
 	plan_parts(&p, cost, ch.parts, spc);
-	/* the lanes the load leaves it (at least one, or those idle now) */
-	int held = load.held_lanes >= jobs ? jobs : (int)load.held_lanes + (load.held_lanes > (int)load.held_lanes);
-	p.cores = jobs - held > (int)load.idle ? jobs - held : (int)load.idle;
+	/* the whole lanes the load leaves it, at least one */
+	p.cores = (int)graph_free_lanes(&load, jobs);
 	p.cores = p.cores < 1 ? 1 : p.cores;
 	if (ch.parts < 2)
 		p.why = xasprintf("not split: the cores are busy with %d other MTPC job%s (predicted %.*f s split vs "

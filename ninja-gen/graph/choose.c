@@ -73,11 +73,8 @@ static void estimate_costs(const struct graph_conf *gc, struct graph *g)
 static long long span(long long work, long long longest, size_t wide, int jobs, const struct outside_load *out)
 {
 	double w = (double)(wide < (size_t)jobs ? wide : (size_t)jobs);
-	double held = out->held_lanes < jobs ? out->held_lanes : jobs;
-	if (out->idle >= 0 && jobs - held < out->idle)
-		held = jobs - out->idle; /* free now: a whole backend takes its lane */
 	double t[5] = {
-		held > jobs - 1 ? out->held_until + (double)longest : (double)longest,
+		graph_free_lanes(out, jobs) < 1 ? out->held_until + (double)longest : (double)longest,
 		(double)work / w,
 		((double)work + out->held_work + out->shared_work) / jobs,
 		out->held_until,
@@ -88,6 +85,27 @@ static long long span(long long work, long long longest, size_t wide, int jobs, 
 		t_max = t[i] > t_max ? t[i] : t_max;
 	long long r = (long long)t_max;
 	return r < t_max ? r + 1 : r; /* rounded up */
+}
+
+/* No load outside: the prediction of the link alone. */
+static const struct outside_load no_load = {0, 0, 0, 0, 0, -1};
+
+double graph_free_lanes(const struct outside_load *out, int jobs)
+{
+	double held = out->held_lanes < jobs ? out->held_lanes : jobs;
+	/* idle now: a whole backend takes its lane and keeps it */
+	return out->idle > jobs - held ? out->idle : jobs - held;
+}
+
+struct split_cost graph_split_cost(long long c, int k)
+{
+	struct split_cost s = {c, c, c};
+	if (k >= 2) {
+		s.task = (c + k - 1) / k;
+		s.chain = c / SPLIT_OVERHEAD + s.task;
+		s.work = c + c / SPLIT_OVERHEAD;
+	}
+	return s;
 }
 
 struct outside_load graph_outside_load(const struct work_others *w, double spc)
@@ -101,17 +119,16 @@ struct split_choice graph_split_choice(long long c, long long others_work, long 
 				       int jobs, const struct outside_load *out, int kmax, int was_split)
 {
 	struct split_choice ch = {0, 0, 0};
-	struct outside_load none = {0, 0, 0, 0, 0, -1};
 	jobs = jobs > 0 ? jobs : 1;
-	out = out ? out : &none;
+	out = out ? out : &no_load;
 	nmods = nmods > 0 ? nmods : 1;
 	ch.whole_span = span(others_work + c, others_longest > c ? others_longest : c, nmods, jobs, out);
-	long long over = c / SPLIT_OVERHEAD, best = -1;
+	long long best = -1;
 	long long spans[4097];
 	kmax = kmax > 4096 ? 4096 : kmax;
 	for (int k = 2; k <= kmax; k++) {
-		long long chain = over + (c + k - 1) / k;
-		spans[k] = span(others_work + c + over, others_longest > chain ? others_longest : chain,
+		struct split_cost sc = graph_split_cost(c, k);
+		spans[k] = span(others_work + sc.work, others_longest > sc.chain ? others_longest : sc.chain,
 				nmods - 1 + (size_t)k, jobs, out);
 		if (best < 0 || spans[k] < best)
 			best = spans[k];
@@ -172,9 +189,10 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 		free(m->why);
 		m->why = NULL;
 		if (ch.parts) {
+			struct split_cost sc = graph_split_cost(m->cost, ch.parts);
 			m->parts = ch.parts;
-			chain[i] = m->cost / SPLIT_OVERHEAD + (m->cost + ch.parts - 1) / ch.parts;
-			work[i] = m->cost + m->cost / SPLIT_OVERHEAD;
+			chain[i] = sc.chain;
+			work[i] = sc.work;
 			m->why = xasprintf("in %d: predicted %.*f s split vs %.*f s unsplit", ch.parts,
 					   GRAPH_SECS(ch.split_span * spc), GRAPH_SECS(ch.whole_span * spc));
 		} else {
@@ -236,22 +254,16 @@ static void predict(const struct graph_conf *gc, struct graph *g, double spc)
 	size_t tasks = 0;
 	for (size_t i = 0; i < g->nmods; i++) {
 		const struct module *m = &g->mods[i];
-		long long c = m->cost > 0 ? m->cost : 0, chain = c, slot = c;
-		tasks++;
-		if (m->split && m->parts > 1) {
-			slot = (c + m->parts - 1) / m->parts;
-			chain = c / SPLIT_OVERHEAD + slot;
-			c += c / SPLIT_OVERHEAD;
-			tasks += (size_t)m->parts - 1;
-		}
-		work += c;
-		longest = chain > longest ? chain : longest;
-		task = slot > task ? slot : task;
+		int k = m->split ? m->parts : 0;
+		struct split_cost sc = graph_split_cost(m->cost > 0 ? m->cost : 0, k);
+		tasks += k >= 2 ? (size_t)k : 1;
+		work += sc.work;
+		longest = sc.chain > longest ? sc.chain : longest;
+		task = sc.task > task ? sc.task : task;
 	}
 	g->work_secs = (double)work * spc;
 	g->task_secs = (double)task * spc;
-	struct outside_load none = {0, 0, 0, 0, 0, -1};
-	g->span_secs = (double)span(work, longest, tasks, gc->jobs > 0 ? gc->jobs : 1, &none) * spc;
+	g->span_secs = (double)span(work, longest, tasks, gc->jobs > 0 ? gc->jobs : 1, &no_load) * spc;
 }
 
 /* Decide which modules are split, and why. By bytes when gc->threshold >= 0;

@@ -70,6 +70,14 @@ typedef void (*graph_history_fn)(void *ctx, const char *module_path, struct modu
 #define SPLIT_MIN_GAIN 5
 #define SPLIT_K_SLACK 2
 
+/* A module of cost c split in k partitions (k >= 2; whole below 2): its
+ * work (with the split's SPLIT_OVERHEAD), its chain (that overhead and one
+ * slot) and its longest task (one slot), in cost units. */
+struct split_cost {
+	long long work, chain, task;
+};
+struct split_cost graph_split_cost(long long c, int k);
+
 struct split_choice {
 	int parts;            /* partitions, 0: not split */
 	long long split_span; /* predicted makespan split into the best k (or
@@ -108,6 +116,10 @@ struct split_choice graph_split_choice(long long c, long long others_work, long 
  * seconds per unit. */
 struct work_others;
 struct outside_load graph_outside_load(const struct work_others *w, double spc);
+
+/* The lanes of jobs that out leaves free now: those its long tasks do not
+ * hold, or more where the pool has more tokens idle right now. */
+double graph_free_lanes(const struct outside_load *out, int jobs);
 
 /* A module not split, with at least 1/RELAY_FRACTION of the threshold's
  * cost (the default of graph_conf.relay_cost), may be relayed: split into
