@@ -187,9 +187,13 @@ def inner_kind(rule):
     return rule if rule in dict(INNER_KINDS) else "other"
 
 
+MODULE_DIR_RE = re.compile(r"^mod/([^/]+)/")
+
+
 def inner_costs(inner_dir, timeline=None):
     """(kinds, total seconds, edges) of the inner build of one MTPC link; seconds are CPU
-    when a timeline is given, else durations."""
+    when a timeline is given, else durations. Each edge gets its 'kind' and, for a module's
+    edge (an output under mod/<key>/), that 'module' key."""
     inner_dir = pathlib.Path(inner_dir)
     try:
         rules = build_rules((inner_dir / "build.ninja").read_text(errors="replace"))
@@ -197,7 +201,21 @@ def inner_costs(inner_dir, timeline=None):
     except OSError:
         return {}, 0.0, []
     edges = add_cpu(log_edges(text), text, timeline)
+    for e in edges:
+        e["kind"] = inner_kind(next((rules[o] for o in e["outputs"] if o in rules), None))
+        m = next((MODULE_DIR_RE.match(o) for o in e["outputs"] if MODULE_DIR_RE.match(o)), None)
+        e["module"] = m.group(1) if m else None
     return kinds_of(edges, rules, inner_kind), sum(e["seconds"] for e in edges), edges
+
+
+def module_costs(edges):
+    """{module key: {kind: seconds}} of the module edges among an inner build's edges."""
+    res = {}
+    for e in edges:
+        if e.get("module"):
+            d = res.setdefault(e["module"], {})
+            d[e["kind"]] = d.get(e["kind"], 0.0) + e["seconds"]
+    return res
 
 
 def link_outputs(rules):
@@ -225,14 +243,14 @@ def account(outer_log_text, outer_rules, bdir, cpu, config, timeline=None):
             out = e["outputs"][0]
             if outer_kind(outer_rules.get(out)) != "link":
                 continue
-            k, total, _ = inner_costs(bdir / (out + ".mtpc"), timeline)
+            k, total, iedges = inner_costs(bdir / (out + ".mtpc"), timeline)
             for kind, d in k.items():
                 t = inner.setdefault(kind, {"count": 0, "seconds": 0.0})
                 t["count"] += d["count"]
                 t["seconds"] += d["seconds"]
             own += e["seconds"] - total
             per_link.append({"output": out, "seconds": e["seconds"], "inner_seconds": total,
-                             "kinds": k})
+                             "kinds": k, "modules": module_costs(iedges)})
         res.update(inner=inner, mtpc_link_own=own, per_link=per_link)
     res["rest"] = cpu - res["outer_seconds"]
     return res
@@ -435,15 +453,18 @@ class Build:
             shutil.rmtree(str(p) + ".mtpc", ignore_errors=True)
         pathlib.Path(cache).unlink(missing_ok=True)
 
-    def links_run(self, pinned, tag, cpu=1):
-        """Delete the link outputs and run the links phase; returns its measurements and
-        accounting."""
+    def links_run(self, pinned, tag, cpu=1, extra_env=None, clean=True, cache=None):
+        """Delete the link outputs (unless not clean) and run the links phase; returns its
+        measurements and accounting. extra_env: more environment for the links (MTPC_RELAY
+        in bench/relay_cost.py); cache: the plan cache (default: a fresh one per tag)."""
         defs, env = self.settings(pinned)
+        env.update(extra_env or {})
         rules = self.rules()
         outputs = link_outputs(rules)
-        cache = self.bdir / f"plans-{tag}.sqlite"
+        cache = pathlib.Path(cache) if cache else self.bdir / f"plans-{tag}.sqlite"
         env["MTPC_CACHE"] = str(cache)
-        self.clean_links(outputs, cache)
+        if clean:
+            self.clean_links(outputs, cache)
         (self.work / "jobs").mkdir(parents=True, exist_ok=True)
         # a compacted log gets no compaction at the next start: what this run appends
         # starts at the current end
@@ -466,7 +487,7 @@ class Build:
             acc["cgroup_cpu"] = timeline.total()
         scan = wrap_sweep.scan_log(out_log)
         return {"tag": tag, "pinned": pinned, "jobs": jobs, "cmd": m.cmd, "link_settings": defs,
-                "env": {k: env[k] for k in ("MTPC_JOB_SLOTS",) if k in env},
+                "env": {k: env[k] for k in ("MTPC_JOB_SLOTS", *(extra_env or {})) if k in env},
                 "wall": m.wall, "cpu": m.cpu, "user": m.user, "sys": m.sys,
                 "links": len(outputs), "accounting": acc,
                 "summaries": scan["summaries"], "modules": scan["modules"],

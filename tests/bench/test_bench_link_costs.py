@@ -81,6 +81,11 @@ def test_account_splits_link_edges_into_inner_kinds(tmp_path):
     assert acc["mtpc_link_own"] == pytest.approx(3.5 - 3.0 + 0.5)   # no inner dir: all own
     assert acc["rest"] == pytest.approx(4.5 - 4.01)
     assert acc["other_edges"] == []
+    # each module's edges by kind (mod/<key>/...; the thin link and final link are no module's)
+    assert acc["per_link"][0]["modules"] == {
+        "m.o-1": {"split": pytest.approx(0.2), "slot": pytest.approx(1.8),
+                  "merge": pytest.approx(0.1)},
+        "a b.o-2": {"backend": pytest.approx(0.5)}, "c:d.o-3": {"backend": pytest.approx(0.2)}}
     plain = link_costs.account(outer_log + "4010\t4100\t1\tx.o\t4\n", outer_rules, tmp_path,
                                4.5, "plain")
     assert "inner" not in plain and plain["other_edges"] == ["x.o"]

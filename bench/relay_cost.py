@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""What the import step costs, and what a relay saves when one function of a library is
+edited (issue 37, item 4: "an edit reruns only what it changed, at the link too";
+docs/performance-history.md, "What an edit of a library reruns at the link").
+
+A module's ThinLTO shard holds the hash of every module it imports from, so an edit of a
+library every module imports from reruns every backend (lld's in-process ThinLTO, or MTPC's
+plain backend edges). A *relayed* module (docs/build-integration.md, "Relayed modules") runs
+the import as a step of its own, writes the post-import module only if it changed, and
+compiles it only then. This measures both sides, on a real project built by
+bench/link_costs.py (same wrappers, same builds: --work and --reuse-builds share them):
+
+  configs   plain   lld's in-process ThinLTO (-Wl,--thinlto-jobs=1)
+            never   MTPC's defaults with MTPC_RELAY=never: every module not split is one
+                    plain backend edge
+            always  MTPC_RELAY=always: every module not split that costs at least the relay
+                    cost is relayed (what `auto` does once history shows forced rebuilds)
+  per round, for each config in turn (interleaved rounds), everything pinned to one CPU,
+  -j1, CPU of each inner edge from the process tree's cgroup (link_costs.CpuTimeline):
+    1. the edit undone, the static libraries rebuilt (not measured);
+    2. "scratch": the links phase from deleted outputs and a fresh plan cache;
+    3. the edit made (one statement at the top of one function), the static libraries
+       rebuilt (not measured);
+    4. "edit": the links phase again (every link relinks: its library changed).
+
+Printed: the links phase's CPU per config and step; for `always`, per relayed module, the
+import step's CPU against the same module's plain backend in `never` (scratch), and what
+the edit reran: how many relayed modules' import steps, slots (their post-import module
+changed) and merges ran, against the plain backends `never` reran.
+
+Usage:
+  /usr/bin/python3 bench/relay_cost.py --work /tmp/lc --reuse-builds --json out.json
+  /usr/bin/python3 bench/relay_cost.py --edit googletest/src/gtest.cc:'^bool UnitTestImpl::RunAllTests\\(\\) \\{$'
+
+Needs what bench/link_costs.py needs.
+"""
+import argparse
+import datetime
+import json
+import pathlib
+import re
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import lib  # noqa: E402
+import link_costs as lc  # noqa: E402
+import wrap_sweep  # noqa: E402
+
+# The default edit: googletest's Message::GetString, a small function every test module's
+# assertions call (and may import): the case where a relay can save least.
+DEFAULT_EDITS = {"googletest": r"googletest/src/gtest.cc:^std::string Message::GetString\(\) const \{$"}
+CONFIGS = (("plain", "plain", {}), ("never", "mtpc", {"MTPC_RELAY": "never"}),
+           ("always", "mtpc", {"MTPC_RELAY": "always"}))
+MARK = "/* relay_cost.py edit */"
+
+
+class Edit:
+    """One statement inserted after the first line of FILE matching REGEX (a function's
+    opening line), numbered so that each apply() changes the function again; undo()
+    restores the file as it was."""
+
+    def __init__(self, source, spec):
+        path, sep, regex = spec.partition(":")
+        if not sep:
+            raise SystemExit(f"relay_cost: --edit wants FILE:REGEX, not {spec!r}")
+        self.path = pathlib.Path(source) / path
+        self.original = self.path.read_text()
+        lines = self.original.split("\n")
+        self.at = next((i for i, l in enumerate(lines) if re.search(regex, l)), None)
+        if self.at is None:
+            raise SystemExit(f"relay_cost: no line of {self.path} matches {regex!r}")
+        self.lines, self.count = lines, 0
+
+    def apply(self):
+        self.count += 1
+        stmt = (f"  {{ static volatile int relay_cost_edit; relay_cost_edit = {self.count}; }} "
+                f"{MARK}")
+        new = self.lines[:self.at + 1] + [stmt] + self.lines[self.at + 1:]
+        self.path.write_text("\n".join(new))
+
+    def undo(self):
+        if self.path.read_text() != self.original:
+            self.path.write_text(self.original)
+
+
+def build_libraries(b):
+    """The static libraries of the build (what an edit of a library source rebuilds before
+    the links), not measured."""
+    libs = [o for o, r in b.rules().items() if re.match(r"^(C|CXX)_STATIC_LIBRARY_LINKER__", r)]
+    rc, out = wrap_sweep.run(["ninja", "-C", b.bdir, *libs])
+    if rc:
+        raise lib.BenchError(f"rebuilding the libraries of {b.bdir} failed: {out[-800:]}")
+
+
+def modules_of(run):
+    """{link output / module key: {kind: CPU s}} of an MTPC links run."""
+    res = {}
+    for pl in run["accounting"].get("per_link", []):
+        for key, kinds in pl.get("modules", {}).items():
+            res[f"{pl['output']}/{key}"] = kinds
+    return res
+
+
+def summarize(runs):
+    """The tables' figures out of the runs of one round."""
+    s = {}
+    for name in runs:
+        s[name] = {step: runs[name][step]["cpu"] for step in ("scratch", "edit")}
+    never, always = modules_of(runs["never"]["scratch"]), modules_of(runs["always"]["scratch"])
+    # relayed: an import (split) step in `always` and a plain backend in `never` (a module
+    # split in both has no plain backend in `never`)
+    relayed = sorted(k for k, d in always.items() if "split" in d and "backend" in never.get(k, {}))
+    sc = {"modules": len(relayed),
+          "backend": sum(never[k]["backend"] for k in relayed),
+          "import": sum(always[k].get("split", 0) for k in relayed),
+          "slot": sum(always[k].get("slot", 0) for k in relayed),
+          "merge": sum(always[k].get("merge", 0) for k in relayed)}
+    s["scratch_relayed"] = sc
+    ne, ae = modules_of(runs["never"]["edit"]), modules_of(runs["always"]["edit"])
+    s["edit_reran"] = {
+        "never_backends": sum(1 for k in ne if k in relayed and "backend" in ne[k]),
+        "never_backend_cpu": sum(ne[k].get("backend", 0) for k in ne if k in relayed),
+        "always_imports": sum(1 for k in ae if k in relayed and "split" in ae[k]),
+        "always_slots": sum(1 for k in ae if k in relayed and "slot" in ae[k]),
+        "always_merges": sum(1 for k in ae if k in relayed and "merge" in ae[k]),
+        "always_cpu": sum(sum(ae[k].values()) for k in ae if k in relayed),
+        "always_import_cpu": sum(ae[k].get("split", 0) for k in ae if k in relayed)}
+    return s
+
+
+def report(res):
+    f = lc.fmt
+    lines = [f"## {res['project']}: edit of `{res['edit']}`, {len(res['rounds'])} round(s), "
+             f"pinned to cpu {res['cpu']}, -j1 (CPU seconds)", "",
+             "| links phase | plain | MTPC, relay never | MTPC, relay always | never / plain | "
+             "always / plain |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for step in ("scratch", "edit"):
+        v = {n: lib.median([r[n][step] for r in res["rounds"]]) for n, _, _ in CONFIGS}
+        lines.append(f"| {step} | {f(v['plain'])} | {f(v['never'])} | {f(v['always'])} | "
+                     f"{f(lib.ratio(v['never'], v['plain']), 3)} | "
+                     f"{f(lib.ratio(v['always'], v['plain']), 3)} |")
+    for i, r in enumerate(res["rounds"]):
+        sc, er = r["scratch_relayed"], r["edit_reran"]
+        lines += ["", f"Round {i + 1}: {sc['modules']} relayed modules. From scratch: their plain "
+                  f"backends {f(sc['backend'])} s; relayed: import {f(sc['import'])} s "
+                  f"({f(lib.ratio(sc['import'], sc['backend']), 3)} of the backends), slot "
+                  f"{f(sc['slot'])} s, merge {f(sc['merge'])} s; together "
+                  f"{f(lib.ratio(sc['import'] + sc['slot'] + sc['merge'], sc['backend']), 3)}.",
+                  f"After the edit: `never` reran {er['never_backends']} of their backends "
+                  f"({f(er['never_backend_cpu'])} s); `always` reran {er['always_imports']} "
+                  f"imports ({f(er['always_import_cpu'])} s), {er['always_slots']} slots (the "
+                  f"post-import module changed) and {er['always_merges']} merges: "
+                  f"{f(er['always_cpu'])} s, "
+                  f"{f(lib.ratio(er['always_cpu'], er['never_backend_cpu']), 3)} of `never`'s."]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--project", default="googletest",
+                    help="a bench/link_costs.py project (default googletest, its unity build)")
+    ap.add_argument("--edit", help="FILE:REGEX: the statement goes after the first line of "
+                                   "FILE (relative to the source tree) matching REGEX "
+                                   "(default for googletest: Message::GetString)")
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds (default 1)")
+    ap.add_argument("--work", default=str(lib.ROOT / "bench" / "out" / "link_costs"),
+                    help="bench/link_costs.py's work folder (sources and builds)")
+    ap.add_argument("--mtpc-build", default=str(lib.BUILD),
+                    help="the MTPC build whose tools are used (default build/)")
+    ap.add_argument("--cpu", type=int, default=1, help="the CPU of every run (default 1)")
+    ap.add_argument("--reuse-builds", action="store_true",
+                    help="keep link_costs.py's full builds made with the same command and tools")
+    ap.add_argument("--json", help="write every measurement here")
+    ap.add_argument("--from-json", metavar="FILE", help="print the tables of a JSON, and exit")
+    args = ap.parse_args(argv)
+    if args.from_json:
+        print(report(json.loads(pathlib.Path(args.from_json).read_text())))
+        return 0
+    name, spec = lc.project_spec(args.project)
+    edit_spec = args.edit or DEFAULT_EDITS.get(name)
+    if not edit_spec:
+        ap.error(f"--edit is needed for {name}")
+    work = pathlib.Path(args.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    lc.tools_ok()
+    tc = wrap_sweep.Toolchain(pathlib.Path(args.mtpc_build).resolve())
+    source = wrap_sweep.fetch_spec(name, spec, work / "src", work / "fetch.log")
+    spec["source"] = str(source)
+    builds = lc.make_builds(name, spec, source, tc, work, 2)
+    edit = Edit(source, edit_spec)
+    head, dirty = lc.git_commit()
+    res = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": head,
+           "dirty_files": dirty, "argv": sys.argv, "llvm": tc.version, "project": name,
+           "edit": edit_spec, "cpu": args.cpu, "rounds": []}
+    try:
+        for c in builds.values():
+            lc.full_build(c, tc, args.reuse_builds, 7200)
+        for i in range(args.rounds):
+            runs = {}
+            for cname, bname, env in CONFIGS:
+                b = builds[bname]
+                edit.undo()
+                build_libraries(b)
+                tag = f"relay-{cname}-{i + 1}"
+                lc.log(f"  {cname}: links from scratch, round {i + 1}")
+                scratch = b.links_run(True, tag, args.cpu, extra_env=env)
+                edit.apply()
+                build_libraries(b)
+                lc.log(f"  {cname}: links after the edit, round {i + 1}")
+                after = b.links_run(True, tag + "-edit", args.cpu, extra_env=env, clean=False,
+                                    cache=b.bdir / f"plans-{tag}.sqlite")
+                runs[cname] = {"scratch": scratch, "edit": after}
+                lc.log(f"    CPU {scratch['cpu']:.2f} s from scratch, {after['cpu']:.2f} s "
+                       f"after the edit")
+            round_ = summarize(runs)
+            round_["runs"] = runs
+            res["rounds"].append(round_)
+            if args.json:
+                pathlib.Path(args.json).write_text(json.dumps(res, indent=1, default=str) + "\n")
+    except lib.BenchError as e:
+        print(f"relay_cost: {e}", file=sys.stderr)
+        return 1
+    finally:
+        edit.undo()
+    print(report(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

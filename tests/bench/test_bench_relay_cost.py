@@ -1,0 +1,67 @@
+"""bench/relay_cost.py: its edit of a source file (applied, changed again, undone byte for
+byte) and its summary of what the relayed modules cost from scratch and after an edit, on
+synthetic per-module accounting. The benchmark itself needs a real project (minutes)."""
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import relay_cost  # noqa: E402
+
+
+def test_edit_applies_a_new_statement_each_time_and_undoes(tmp_path):
+    src = tmp_path / "lib"
+    src.mkdir()
+    f = src / "x.cc"
+    text = "int a() {\n  return 1;\n}\n\nint f(int v) {\n  return v;\n}\n"
+    f.write_text(text)
+    e = relay_cost.Edit(src, r"x.cc:^int f\(int v\) \{$")
+    e.apply()
+    first = f.read_text()
+    assert first.split("\n")[5].startswith("  { static volatile int relay_cost_edit;")
+    assert first.split("\n")[4] == "int f(int v) {" and "= 1;" in first
+    e.apply()
+    second = f.read_text()
+    assert second != first and "= 2;" in second and second.count(relay_cost.MARK) == 1
+    e.undo()
+    assert f.read_text() == text
+    with pytest.raises(SystemExit):
+        relay_cost.Edit(src, "x.cc:^nothing matches$")
+    with pytest.raises(SystemExit):
+        relay_cost.Edit(src, "no-colon")
+
+
+def run(cpu, modules):
+    return {"cpu": cpu, "accounting": {"per_link": [{"output": "bin/t", "modules": modules}]}}
+
+
+def test_summary_of_relayed_modules():
+    """m1, m2 relayed in `always` (plain backends in `never`); big split in both (no plain
+    backend in `never`: not counted). After the edit, `never` reran both backends; `always`
+    reran both imports and the slot of m2 only."""
+    runs = {
+        "plain": {"scratch": run(10.0, {}), "edit": run(9.0, {})},
+        "never": {"scratch": run(10.5, {"m1": {"backend": 2.0}, "m2": {"backend": 4.0},
+                                        "big": {"split": 1.0, "slot": 5.0, "merge": 0.2}}),
+                  "edit": run(9.2, {"m1": {"backend": 2.0}, "m2": {"backend": 4.0}})},
+        "always": {"scratch": run(12.0, {"m1": {"split": 0.8, "slot": 1.9, "merge": 0.1},
+                                         "m2": {"split": 1.2, "slot": 3.8, "merge": 0.1},
+                                         "big": {"split": 1.0, "slot": 5.0, "merge": 0.2}}),
+                   "edit": run(6.0, {"m1": {"split": 0.8},
+                                     "m2": {"split": 1.2, "slot": 3.8, "merge": 0.1}})},
+    }
+    s = relay_cost.summarize(runs)
+    assert s["plain"] == {"scratch": 10.0, "edit": 9.0}
+    sc = s["scratch_relayed"]
+    assert sc["modules"] == 2 and sc["backend"] == 6.0
+    assert sc["import"] == pytest.approx(2.0) and sc["slot"] == pytest.approx(5.7)
+    er = s["edit_reran"]
+    assert (er["never_backends"], er["always_imports"], er["always_slots"],
+            er["always_merges"]) == (2, 2, 1, 1)
+    assert er["never_backend_cpu"] == 6.0 and er["always_cpu"] == pytest.approx(5.9)
+    text = relay_cost.report({"project": "p", "edit": "x.cc:f", "cpu": 1,
+                              "rounds": [s]})
+    assert "| edit | 9.00 | 9.20 | 6.00 | 1.022 | 0.667 |" in text
+    assert "2 relayed modules" in text and "1 slots" in text
