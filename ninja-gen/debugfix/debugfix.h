@@ -97,12 +97,15 @@ int debugfix_package(const char *path);
  * symbol is local, and LLVM signs the group of each DWARF type unit with a
  * local symbol: after the merge's objcopy, the final link would keep every
  * module's copy of every C++ type instead of one. Give each group of the
- * file to the flag word of the same group of from (the file objcopy read;
+ * file to that was signed by a local symbol in from (the file objcopy read;
  * the n-th SHT_GROUP section of one is the n-th of the other, objcopy
- * neither adds nor removes sections there). to is rewritten atomically,
- * only if a flag changed. Returns 0, or -1 after one warning naming the
- * file, which is then left as it is: correct, but with each module's own
- * copy of each type. */
+ * neither adds nor removes sections there) the flag word it has in from.
+ * The groups whose signature objcopy localized (a split's copy of a static
+ * function whose address is taken, in a COMDAT so that ld -r keeps one)
+ * keep the cleared flag: the static is the module's own. to is rewritten
+ * atomically, only if a flag changed. Returns 0, or -1 after one warning
+ * naming the file, which is then left as it is: correct, but with each
+ * module's own copy of each type. */
 int debugfix_group_flags(const char *from, const char *to);
 
 /* A copy of a compiler's message text with "FILE:LINE" virtual lines turned

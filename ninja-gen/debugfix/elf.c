@@ -211,16 +211,32 @@ int elf_rewrite_section(struct elf *e, size_t si, const char *contents, size_t l
 
 /* ---- COMDAT group flags ---------------------------------------------------- */
 
-/* The offsets of the flag words of the SHT_GROUP sections of e, in section
- * order (heap array, *n of them). */
-static size_t *group_flag_offsets(const struct elf *e, size_t *n)
+/* The SHT_GROUP sections of e with a flag word, in section order (heap
+ * array of section indexes, *n of them). */
+static size_t *group_sections(const struct elf *e, size_t *n)
 {
-	size_t *off = xmalloc((e->nsh + 1) * sizeof *off);
+	size_t *gs = xmalloc((e->nsh + 1) * sizeof *gs);
 	*n = 0;
 	for (size_t i = 1; i < e->nsh; i++)
 		if (e->sh[i].sh_type == SHT_GROUP && e->sh[i].sh_size >= 4)
-			off[(*n)++] = e->sh[i].sh_offset;
-	return off;
+			gs[(*n)++] = i;
+	return gs;
+}
+
+/* Whether the signature symbol of group section g of e is local (an
+ * unreadable one counts as not). */
+static int group_signed_locally(const struct elf *e, size_t g)
+{
+	const Elf64_Shdr *gh = &e->sh[g];
+	if (gh->sh_link == 0 || gh->sh_link >= e->nsh)
+		return 0;
+	const Elf64_Shdr *st = &e->sh[gh->sh_link];
+	if (st->sh_type != SHT_SYMTAB || st->sh_entsize != sizeof(Elf64_Sym) ||
+	    gh->sh_info >= st->sh_size / sizeof(Elf64_Sym))
+		return 0;
+	Elf64_Sym sym;
+	memcpy(&sym, e->data + st->sh_offset + gh->sh_info * sizeof sym, sizeof sym);
+	return ELF64_ST_BIND(sym.st_info) == STB_LOCAL;
 }
 
 int debugfix_group_flags(const char *from, const char *to)
@@ -237,17 +253,24 @@ int debugfix_group_flags(const char *from, const char *to)
 		mtpc_warn("%s: not a 64-bit little-endian ELF file", ea.sh ? to : from);
 		goto done;
 	}
-	ga = group_flag_offsets(&ea, &na);
-	gb = group_flag_offsets(&eb, &nb);
+	ga = group_sections(&ea, &na);
+	gb = group_sections(&eb, &nb);
 	if (na != nb) {
 		mtpc_warn("%s: %zu section groups, %zu in %s", to, nb, na, from);
 		goto done;
 	}
-	for (size_t i = 0; i < na; i++)
-		if (memcmp(b + gb[i], a + ga[i], 4)) {
-			memcpy(b + gb[i], a + ga[i], 4);
+	for (size_t i = 0; i < na; i++) {
+		/* Only the groups signed locally in from (type units) lost a flag
+		 * they must keep. A group whose signature objcopy localized is a
+		 * split's own copy of a static, one per module after ld -r: left
+		 * a COMDAT under the static's plain name, the final link would
+		 * keep one module's copy for every module's static of that name. */
+		size_t oa = ea.sh[ga[i]].sh_offset, ob = eb.sh[gb[i]].sh_offset;
+		if (group_signed_locally(&ea, ga[i]) && memcmp(b + ob, a + oa, 4)) {
+			memcpy(b + ob, a + oa, 4);
 			changed = 1;
 		}
+	}
 	r = 0;
 	if (changed && mtpc_write_file(to, b, blen, 0) < 0) {
 		mtpc_warn("cannot write %s: %s", to, strerror(errno));

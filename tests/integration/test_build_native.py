@@ -117,6 +117,49 @@ def test_native_static_address_stays_one(tmp_path):
     assert out[0] == "32", out
 
 
+
+SAME_NAME_STATIC = """#include <stdio.h>
+typedef void (*cb_t)(int *);
+void walk(cb_t cb, int *v);
+static void close_walk_cb(int *v) { *v += %d; printf("%s %%d\\n", *v); }
+%s"""
+
+
+def test_native_same_static_in_two_objects(tmp_path):
+    """Two sources, each with its own static close_walk_cb whose address functions in every
+    partition pass on (libuv's benchmarks): each split carries it as one linkonce_odr copy
+    in a COMDAT group, for its own ld -r. After the merge the group must not stay a COMDAT
+    under the static's plain name, or the final link keeps one object's function for both
+    (lld: "relocation refers to a symbol in a discarded section")."""
+    srcs = []
+    for t, inc in (("a", 7), ("b", 1000)):
+        funcs = "".join(f"int f{t}{i}(int x) {{ int v = x * {i}; for (int k = 0; k < x; k++) {{ "
+                        f"v = v * 31 + (k ^ {i}); if (v % 7 == {i}) v += x; }} "
+                        f"walk(close_walk_cb, &v); return v; }}\n" for i in range(8))
+        src = tmp_path / f"{t}.c"
+        src.write_text(SAME_NAME_STATIC % (inc, t, funcs))
+        srcs.append((src, []))
+    main = tmp_path / "main.c"
+    main.write_text("typedef void (*cb_t)(int *);\nvoid walk(cb_t cb, int *v) { cb(v); }\n"
+                    + "".join(f"int f{t}{i}(int);\n" for t in "ab" for i in range(8))
+                    + "int main(void) { int s = 0;\n"
+                    + "".join(f"  s += f{t}{i}({i + 1});\n" for t in "ab" for i in range(8))
+                    + "  return s & 1; }\n")
+    prog = pd.Program(srcs, [(main, [])])
+    counts = pd.compare(prog, "none", tmp_path / "w", "plain", native=True)
+    assert min(counts[:2]) >= 2, counts
+    for t in "ab":
+        plan = json.loads(next((tmp_path / "w").glob(f"{t}.*.mc.o.mtpc/mod/*/parts/plan.json"))
+                          .read_text())
+        carriers = sum("close_walk_cb" in p["duplicated"] for p in plan["partitions"])
+        assert carriers >= 2, f"{t}.c: close_walk_cb is not carried by several partitions"
+        obj = next((tmp_path / "w").glob(f"{t}.*.mc.o"))
+        groups = run([llvm_tool("llvm-readelf"), "--section-groups", obj]).stdout
+        assert "close_walk_cb" in groups and "COMDAT group" not in groups, groups
+    out = run([tmp_path / "w" / "mtpc" / "prog"], check=False).stdout
+    assert out.count("a ") == 8 and out.count("b ") == 8, out
+
+
 UNSPLIT = [
     ("below the cost threshold", [], ()),
     ("-O0", ["-O0"], ("--cost-threshold", "0")),
