@@ -279,3 +279,20 @@ def test_wrap_sweep_log_counts_split_compiles(tmp_path):
     assert (lg["compiles_split"], lg["compile_partitions"]) == (2, 6)
     assert lg["fallbacks"] == ["mtpc-compile: warning: w.c.o: the join failed (...); "
                                "compiling it unsplit"]
+
+
+def test_wrap_sweep_exports_weak_only(tmp_path, monkeypatch):
+    """Exports that differ only in weak definitions (inline functions a library emits out
+    of line) are marked weak_only; a strong symbol makes the difference a real one."""
+    import wrap_sweep
+    syms = {"off/a.so": ["T f", "W _Z1gv", "W _Z1hv"], "on/a.so": ["T f", "W _Z1gv", "W _Z1kv"],
+            "off/b.so": ["T f", "T x"], "on/b.so": ["T f"]}
+    monkeypatch.setattr(wrap_sweep, "shared_libraries",
+                        lambda d: {n: f"{d.name}/{n}" for n in ("a.so", "b.so")})
+    monkeypatch.setattr(wrap_sweep, "exports", lambda nm, path: syms[path])
+    libs = wrap_sweep.compare_exports("nm", tmp_path / "off", tmp_path / "on")
+    a, b = libs
+    assert not a["identical"] and a["weak_only"] and a["only_off"] == ["W _Z1hv"]
+    assert not b["identical"] and not b["weak_only"]
+    assert wrap_sweep.exports_cell({"exports": [a]}).startswith("weak only")
+    assert wrap_sweep.exports_cell({"exports": [a, b]}).startswith("DIFFER")
