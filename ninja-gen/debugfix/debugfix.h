@@ -96,8 +96,8 @@ int debugfix_package(const char *path);
 /* llvm-objcopy clears GRP_COMDAT of every section group whose signature
  * symbol is local, and LLVM signs the group of each DWARF type unit with a
  * local symbol: after the merge's objcopy, the final link would keep every
- * module's copy of every C++ type instead of one. Give each group of the
- * file to that was signed by a local symbol in from (the file objcopy read;
+ * module's copy of every C++ type instead of one. Give each group of to
+ * that was already signed by a local symbol in from (the file objcopy read;
  * the n-th SHT_GROUP section of one is the n-th of the other, objcopy
  * neither adds nor removes sections there) the flag word it has in from.
  * The groups whose signature objcopy localized (a split's copy of a static
