@@ -11,10 +11,13 @@ compiles it only then. This measures both sides, on a real project built by
 bench/link_costs.py (same wrappers, same builds: --work and --reuse-builds share them):
 
   configs   plain   lld's in-process ThinLTO (-Wl,--thinlto-jobs=1)
-            never   MTPC's defaults with MTPC_RELAY=never: every module not split is one
+            never   MTPC's defaults with MTPC_RELAY=never and MTPC_MAX_PARTITIONS=2 (the
+                    partitions of this machine's cores; pinned, mtpc-link would see one
+                    core and neither split nor relay): every module not split is one
                     plain backend edge
-            always  MTPC_RELAY=always: every module not split that costs at least the relay
-                    cost is relayed (what `auto` does once history shows forced rebuilds)
+            always  the same with MTPC_RELAY=always: every module not split that costs at
+                    least the relay cost is relayed (what `auto` does once history shows
+                    forced rebuilds)
   per round, for each config in turn (interleaved rounds), everything pinned to one CPU,
   -j1, CPU of each inner edge from the process tree's cgroup (link_costs.CpuTimeline):
     1. the edit undone, the static libraries rebuilt (not measured);
@@ -49,8 +52,13 @@ import wrap_sweep  # noqa: E402
 # The default edit: googletest's Message::GetString, a small function every test module's
 # assertions call (and may import): the case where a relay can save least.
 DEFAULT_EDITS = {"googletest": r"googletest/src/gtest.cc:^std::string Message::GetString\(\) const \{$"}
-CONFIGS = (("plain", "plain", {}), ("never", "mtpc", {"MTPC_RELAY": "never"}),
-           ("always", "mtpc", {"MTPC_RELAY": "always"}))
+# Pinned to one CPU, mtpc-link would see one core and plan one partition, where nothing is
+# split or relayed: MTPC_MAX_PARTITIONS=2 plans as on this machine's two cores (with one
+# job, a split cannot shorten anything and the large modules stay whole, as in the runs
+# on the cores; relaying does not depend on the jobs).
+MTPC_ENV = {"MTPC_MAX_PARTITIONS": "2"}
+CONFIGS = (("plain", "plain", {}), ("never", "mtpc", {**MTPC_ENV, "MTPC_RELAY": "never"}),
+           ("always", "mtpc", {**MTPC_ENV, "MTPC_RELAY": "always"}))
 MARK = "/* relay_cost.py edit */"
 
 
