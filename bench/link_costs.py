@@ -453,12 +453,11 @@ class Build:
             shutil.rmtree(str(p) + ".mtpc", ignore_errors=True)
         pathlib.Path(cache).unlink(missing_ok=True)
 
-    def links_run(self, pinned, tag, cpu=1, extra_env=None, clean=True, cache=None):
+    def links_run(self, pinned, tag, cpu=1, clean=True, cache=None):
         """Delete the link outputs (unless not clean) and run the links phase; returns its
-        measurements and accounting. extra_env: more environment for the links (MTPC_RELAY
-        in bench/relay_cost.py); cache: the plan cache (default: a fresh one per tag)."""
+        measurements and accounting. cache: the plan cache (default: a fresh one per tag;
+        bench/relay_cost.py keeps one across an edit)."""
         defs, env = self.settings(pinned)
-        env.update(extra_env or {})
         rules = self.rules()
         outputs = link_outputs(rules)
         cache = pathlib.Path(cache) if cache else self.bdir / f"plans-{tag}.sqlite"
@@ -487,7 +486,7 @@ class Build:
             acc["cgroup_cpu"] = timeline.total()
         scan = wrap_sweep.scan_log(out_log)
         return {"tag": tag, "pinned": pinned, "jobs": jobs, "cmd": m.cmd, "link_settings": defs,
-                "env": {k: env[k] for k in ("MTPC_JOB_SLOTS", *(extra_env or {})) if k in env},
+                "env": {k: env[k] for k in ("MTPC_JOB_SLOTS",) if k in env},
                 "wall": m.wall, "cpu": m.cpu, "user": m.user, "sys": m.sys,
                 "links": len(outputs), "accounting": acc,
                 "summaries": scan["summaries"], "modules": scan["modules"],

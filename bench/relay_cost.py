@@ -10,12 +10,13 @@ the import as a step of its own, writes the post-import module only if it change
 compiles it only then. This measures both sides, on a real project built by
 bench/link_costs.py (same wrappers, same builds: --work and --reuse-builds share them):
 
+  (the MTPC build is configured back to MTPC_RELAY=auto and no MTPC_MAX_PARTITIONS after)
   configs   plain   lld's in-process ThinLTO (-Wl,--thinlto-jobs=1)
-            never   MTPC's defaults with MTPC_RELAY=never and MTPC_MAX_PARTITIONS=2 (the
-                    partitions of this machine's cores; pinned, mtpc-link would see one
-                    core and neither split nor relay): every module not split is one
-                    plain backend edge
-            always  the same with MTPC_RELAY=always: every module not split that costs at
+            never   MTPC's defaults with -DMTPC_RELAY=never and -DMTPC_MAX_PARTITIONS=2
+                    (a reconfigure; the partitions of this machine's cores: pinned,
+                    mtpc-link would see one core and neither split nor relay): every
+                    module not split is one plain backend edge
+            always  the same with -DMTPC_RELAY=always: every module not split that costs at
                     least the relay cost is relayed (what `auto` does once history shows
                     forced rebuilds)
   per round, for each config in turn (interleaved rounds), everything pinned to one CPU,
@@ -52,13 +53,15 @@ import wrap_sweep  # noqa: E402
 # The default edit: googletest's Message::GetString, a small function every test module's
 # assertions call (and may import): the case where a relay can save least.
 DEFAULT_EDITS = {"googletest": r"googletest/src/gtest.cc:^std::string Message::GetString\(\) const \{$"}
-# Pinned to one CPU, mtpc-link would see one core and plan one partition, where nothing is
-# split or relayed: MTPC_MAX_PARTITIONS=2 plans as on this machine's two cores (with one
-# job, a split cannot shorten anything and the large modules stay whole, as in the runs
-# on the cores; relaying does not depend on the jobs).
-MTPC_ENV = {"MTPC_MAX_PARTITIONS": "2"}
-CONFIGS = (("plain", "plain", {}), ("never", "mtpc", {**MTPC_ENV, "MTPC_RELAY": "never"}),
-           ("always", "mtpc", {**MTPC_ENV, "MTPC_RELAY": "always"}))
+# mtpc-link takes its settings from its command line (CMake's cache variables), not from the
+# environment: each MTPC config is a reconfigure. Pinned to one CPU, mtpc-link would see one
+# core and plan one partition, where nothing is split or relayed: MTPC_MAX_PARTITIONS=2
+# plans as on this machine's two cores (with one job a split cannot shorten anything, so
+# the large modules stay whole; relaying does not depend on the jobs).
+CONFIGS = (("plain", "plain", []),
+           ("never", "mtpc", ["-DMTPC_RELAY=never", "-DMTPC_MAX_PARTITIONS=2"]),
+           ("always", "mtpc", ["-DMTPC_RELAY=always", "-DMTPC_MAX_PARTITIONS=2"]))
+DEFAULTS = ["-DMTPC_RELAY=auto", "-DMTPC_MAX_PARTITIONS="]   # restored at the end
 MARK = "/* relay_cost.py edit */"
 
 
@@ -98,6 +101,16 @@ def build_libraries(b):
     rc, out = wrap_sweep.run(["ninja", "-C", b.bdir, *libs])
     if rc:
         raise lib.BenchError(f"rebuilding the libraries of {b.bdir} failed: {out[-800:]}")
+
+
+def configure_with(b, defs):
+    """Reconfigure b's build (pinned link settings) with more cache variables."""
+    saved = b.cmake_cmd
+    b.cmake_cmd = saved + defs
+    try:
+        b.configure(True, b.bdir / "configure.log")
+    finally:
+        b.cmake_cmd = saved
 
 
 def modules_of(run):
@@ -206,17 +219,19 @@ def main(argv=None):
             lc.full_build(c, tc, args.reuse_builds, 7200)
         for i in range(args.rounds):
             runs = {}
-            for cname, bname, env in CONFIGS:
+            for cname, bname, defs in CONFIGS:
                 b = builds[bname]
+                if defs:
+                    configure_with(b, defs)
                 edit.undo()
                 build_libraries(b)
                 tag = f"relay-{cname}-{i + 1}"
                 lc.log(f"  {cname}: links from scratch, round {i + 1}")
-                scratch = b.links_run(True, tag, args.cpu, extra_env=env)
+                scratch = b.links_run(True, tag, args.cpu)
                 edit.apply()
                 build_libraries(b)
                 lc.log(f"  {cname}: links after the edit, round {i + 1}")
-                after = b.links_run(True, tag + "-edit", args.cpu, extra_env=env, clean=False,
+                after = b.links_run(True, tag + "-edit", args.cpu, clean=False,
                                     cache=b.bdir / f"plans-{tag}.sqlite")
                 runs[cname] = {"scratch": scratch, "edit": after}
                 lc.log(f"    CPU {scratch['cpu']:.2f} s from scratch, {after['cpu']:.2f} s "
@@ -231,6 +246,7 @@ def main(argv=None):
         return 1
     finally:
         edit.undo()
+        configure_with(builds["mtpc"], DEFAULTS)
     print(report(res))
     return 0
 
