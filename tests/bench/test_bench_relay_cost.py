@@ -65,3 +65,21 @@ def test_summary_of_relayed_modules():
                               "rounds": [s]})
     assert "| edit | 9.00 | 9.20 | 6.00 | 1.022 | 0.667 |" in text
     assert "2 relayed modules" in text and "1 slots" in text
+
+
+def test_plain_path_links_use_the_relink_backends():
+    """A `never` link that split nothing ran lld in-process from scratch (no per-module
+    edges): the plain backends of its relink after the edit stand in for the import's
+    comparison, and a module `never` never ran as a backend is not counted."""
+    runs = {
+        "plain": {"scratch": run(10.0, {}), "edit": run(9.0, {})},
+        "never": {"scratch": run(10.5, {}),
+                  "edit": run(9.2, {"m1": {"backend": 2.5}, "m2": {"backend": 4.0}})},
+        "always": {"scratch": run(12.0, {"m1": {"split": 0.8, "slot": 1.9, "merge": 0.1},
+                                         "m2": {"split": 1.2, "slot": 3.8, "merge": 0.1},
+                                         "m3": {"split": 0.3, "slot": 1.0, "merge": 0.1}}),
+                   "edit": run(6.0, {"m1": {"split": 0.8}})},
+    }
+    sc = relay_cost.summarize(runs)["scratch_relayed"]
+    assert sc["modules"] == 2 and sc["backend"] == 6.5
+    assert sc["import"] == pytest.approx(2.0)
