@@ -64,13 +64,18 @@ int mtpc_cache_record_module(mtpc_cache *c, const char *module_path, double seco
  * *split (if non-NULL) gets the recorded split flag, or -1 if none. */
 double mtpc_cache_module_seconds(mtpc_cache *c, const char *module_path, int *split);
 
-/* Record that module_path was rebuilt (its plain backend, or a relay's
- * import, ran) while its own bitcode hashed to module_hash: the rebuild was
- * forced by another module's change when the hash is the one recorded last
- * time. Keeps the last 8 rebuilds. Returns 0 or -1. */
+/* How many of a module's latest rebuilds the cache keeps. */
+#define MTPC_CACHE_REBUILDS_KEPT 8
+
+/* Record that module_path was rebuilt (its plain backend, or the import of
+ * a relayed module or of one split for its edits, ran) while its own
+ * bitcode hashed to module_hash: the rebuild was forced by another module's
+ * change when the hash is the one recorded last time. Keeps the last
+ * MTPC_CACHE_REBUILDS_KEPT rebuilds. Returns 0 or -1. */
 int mtpc_cache_record_rebuild(mtpc_cache *c, const char *module_path, const char *module_hash);
 
-/* The rebuilds recorded for module_path (at most the last 8; 0 if none, -1
+/* The rebuilds recorded for module_path (at most the last
+ * MTPC_CACHE_REBUILDS_KEPT; 0 if none, -1
  * on error), and in *forced how many of them were forced by other modules:
  * what relaying the module would have saved. */
 int mtpc_cache_module_rebuilds(mtpc_cache *c, const char *module_path, int *forced);

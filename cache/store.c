@@ -450,13 +450,14 @@ int mtpc_cache_record_rebuild(mtpc_cache *c, const char *module_path, const char
 	sqlite3_stmt *st = cache_prepare(c->db, "INSERT INTO module_rebuilds(module_path, module_hash, history, "
 						"runs, recorded) VALUES(?1, ?2, 0, 1, ?3) ON CONFLICT(module_path) "
 						"DO UPDATE SET history = ((history << 1) | "
-						"(module_hash = excluded.module_hash)) & 255, "
-						"runs = min(runs + 1, 8), module_hash = excluded.module_hash, "
+						"(module_hash = excluded.module_hash)) & ((1 << ?4) - 1), "
+						"runs = min(runs + 1, ?4), module_hash = excluded.module_hash, "
 						"recorded = excluded.recorded");
 	if (st) {
 		sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, module_hash, -1, SQLITE_STATIC);
 		sqlite3_bind_double(st, 3, cache_now());
+		sqlite3_bind_int(st, 4, MTPC_CACHE_REBUILDS_KEPT);
 	}
 	return write_one(c, st, "cannot record a module rebuild");
 }
@@ -476,7 +477,7 @@ int mtpc_cache_module_rebuilds(mtpc_cache *c, const char *module_path, int *forc
 	if (rc == SQLITE_ROW) {
 		unsigned history = (unsigned)sqlite3_column_int(st, 0);
 		runs = sqlite3_column_int(st, 1);
-		for (int i = 0; i < runs && i < 8; i++)
+		for (int i = 0; i < runs && i < MTPC_CACHE_REBUILDS_KEPT; i++)
 			*forced += (history >> i) & 1;
 	} else if (rc != SQLITE_DONE) {
 		cache_fail(c, "cannot read module rebuilds");

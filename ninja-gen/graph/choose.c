@@ -223,6 +223,10 @@ static void explain(const struct graph_conf *gc, struct module *m)
 	else if (gc->threshold >= 0)
 		m->why = xasprintf("%s: %lld bitcode bytes %s %lld", m->split ? "split" : "not split", m->size,
 				   m->split ? ">" : "<=", gc->threshold);
+	else if (m->for_edits)
+		m->why = xasprintf("split in %d for its edits: its own changes caused %d of its last %d rebuilds; cost %lld "
+				   "instructions%s%s%s", m->parts, m->changed, m->rebuilds, m->cost, measured,
+				   m->held ? ", not split for speed: " : "", m->held && pred ? pred : "");
 	else if (m->split && m->cost < gc->cost_threshold)
 		m->why = xasprintf("split %s: cost %lld instructions%s, under %lld but split last time (it stays "
 				   "split down to 3/4 of the threshold)", pred ? pred : "", m->cost, measured,
@@ -286,12 +290,13 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 		struct module *m = &g->mods[i];
 		if (m->insts <= 0)
 			continue;
-		struct module_history h = {-1, -1, 0, 0};
+		struct module_history h = {-1, -1, 0, 0, 0};
 		gc->history(gc->history_ctx, m->id, &h);
 		m->seconds = h.seconds;
 		m->was_split = h.was_split;
 		m->rebuilds = h.rebuilds;
 		m->forced = h.forced;
+		m->changed = h.changed;
 		if (m->seconds > 0) {
 			hist_secs += m->seconds;
 			hist_insts += (double)m->insts;
@@ -329,6 +334,15 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 	}
 	for (size_t i = 0; i < g->nmods; i++) {
 		struct module *m = &g->mods[i];
+		/* Split for its edits: not split for speed, but edited (graph.h). */
+		m->for_edits = by_cost && !m->split && gc->kmax >= 2 && gc->relay != GRAPH_RELAY_NEVER &&
+			       m->cost * EDIT_FRACTION >= gc->cost_threshold && m->changed >= EDIT_MIN_CHANGED &&
+			       m->changed * 2 >= m->rebuilds;
+		if (m->for_edits) {
+			long long k = m->cost * EDIT_FRACTION / (gc->cost_threshold > 0 ? gc->cost_threshold : 1);
+			m->parts = k < 2 ? 2 : k > gc->kmax ? gc->kmax : (int)k;
+			m->split = 1;
+		}
 		/* Relayed: big enough that its recompile is worth an import step
 		 * to avoid, and other modules' changes keep forcing it (graph.h). */
 		m->relay = by_cost && !m->split && gc->kmax >= 2 && m->cost >= gc->relay_cost &&
@@ -343,6 +357,7 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 		 * rebuilds) could change how this module is built. */
 		m->watch = by_cost && gc->kmax >= 2 && !m->split && !m->relay &&
 			   (m->cost * 2 >= gc->cost_threshold ||
+			    (gc->relay != GRAPH_RELAY_NEVER && m->cost * EDIT_FRACTION >= gc->cost_threshold) ||
 			    (gc->relay == GRAPH_RELAY_AUTO && m->cost >= gc->relay_cost));
 		explain(gc, m);
 	}

@@ -177,8 +177,9 @@ static void split_cmd(const struct graph_conf *gc, const struct graph_codegen *c
 										 : NULL;
 	step_arg(cmd, STEP_SPLIT, OPT_CORES, cores);
 	free(cores);
-	/* A relayed module's rebuilds decide whether it stays relayed. */
-	step_arg(cmd, STEP_SPLIT, OPT_RECORD_MODULE, m->relay && m->record ? m->id : NULL);
+	/* The rebuilds of a relayed module, or of one split for its edits,
+	 * decide whether it stays so (graph.h). */
+	step_arg(cmd, STEP_SPLIT, OPT_RECORD_MODULE, (m->relay || m->for_edits) && m->record ? m->id : NULL);
 	step_arg(cmd, STEP_SPLIT, OPT_CACHE, gc->cache);
 	if (!backend || opt_level_zero(cg))
 		step_arg(cmd, STEP_SPLIT, OPT_SPLIT_ARG, "--no-ipo");

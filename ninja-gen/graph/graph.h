@@ -38,10 +38,14 @@ struct module_history {
 	double seconds;  /* CPU seconds of its last backend (or of its slots
 	                  * together), or -1 if unknown */
 	int was_split;   /* whether it was split then, -1 if unknown */
-	int rebuilds;    /* its last rebuilds recorded (plain backend or relay
-	                  * import; at most 8), and how many of them other */
-	int forced;      /* modules' changes forced: its own bitcode had not
-	                  * changed (what a relay saves) */
+	int rebuilds;    /* its last rebuilds recorded (plain backend, or the
+	                  * import of a relayed module or of one split for its
+	                  * edits; at most MTPC_CACHE_REBUILDS_KEPT), and how */
+	int forced;      /* many of them other modules' changes forced: its own
+	                  * bitcode had not changed (what a relay saves) */
+	int changed;     /* how many its own changes caused: the others, but
+	                  * the first one recorded (nothing to compare it with)
+	                  * while it is kept (what a split for edits saves) */
 };
 typedef void (*graph_history_fn)(void *ctx, const char *module_path, struct module_history *h);
 
@@ -136,7 +140,26 @@ double graph_free_lanes(const struct outside_load *out, int jobs);
 #define RELAY_FRACTION 8
 #define RELAY_MIN_FORCED 2
 
-/* graph_conf.relay: which modules costing at least relay_cost are relayed. */
+/* A module that is not split for speed (below the threshold, or held: the
+ * cores are busy) but costs at least 1/EDIT_FRACTION of the threshold, and
+ * whose own changes caused EDIT_MIN_CHANGED of its last rebuilds and at
+ * least half of them (struct module_history: it is being edited), is split
+ * for its edits: into partitions of about 1/EDIT_FRACTION of the threshold
+ * each (at least 2, at most graph_conf.kmax), so that an edit of one of its
+ * functions recompiles the partitions whose code changed (each slot's
+ * partition is written only if it changed), not the whole module. The
+ * split step also does what a relay does for the other modules' changes.
+ * It costs the split step and the merge on every rebuild, and a tenth more
+ * work on a full build, where it saves nothing; a module edited so that
+ * every partition changes (a function inlined everywhere) saves nothing
+ * either. The history decides again at every link: once other modules'
+ * changes cause most of its rebuilds, it is relayed or plain again. Off
+ * with graph_conf.relay NEVER (no history-driven choice at all). */
+#define EDIT_FRACTION 4
+#define EDIT_MIN_CHANGED 2
+
+/* graph_conf.relay: which modules costing at least relay_cost are relayed;
+ * NEVER also splits none for its edits (EDIT_FRACTION). */
 enum { GRAPH_RELAY_AUTO, GRAPH_RELAY_ALWAYS, GRAPH_RELAY_NEVER };
 
 /* graph_conf.busy: whether the split choice counts, beside the link's own
@@ -256,6 +279,8 @@ struct module {
 	                  * graph_conf.kmax when chosen by size) */
 	int held;        /* its cost reached the threshold, but splitting it would
 	                  * not shorten the link's backends (the cores are busy) */
+	int for_edits;   /* split (in parts) for its edits, not for speed
+	                  * (EDIT_FRACTION) */
 	int relay;       /* not split, but compiled as one partition behind the
 	                  * split step's import (RELAY_FRACTION) */
 	int record;      /* its backend/merge step records its time (history) */
@@ -264,7 +289,7 @@ struct module {
 	                  * least half the split threshold, or a relay candidate
 	                  * (mtpc-link runs an inner build for it only when it
 	                  * relinks an output: needs_inner_build) */
-	int rebuilds, forced; /* history: struct module_history */
+	int rebuilds, forced, changed; /* history: struct module_history */
 	char *why;   /* why it is split, relayed or not, for people: "split: cost
 	              * 221348 instructions >= 100000" (graph_choose; the front end
 	              * that decides without it sets its own); heap string or NULL */

@@ -336,7 +336,9 @@ static void module_cost(struct buf *b, const char **sep, const struct module *m,
 		buf_add(b, " measured");
 	if (m->relay)
 		buf_add(b, " relayed");
-	if (m->split && m->was_split == 1 && m->cost < gc->cost_threshold)
+	if (m->for_edits)
+		buf_add(b, " (for its edits)");
+	if (m->split && !m->for_edits && m->was_split == 1 && m->cost < gc->cost_threshold)
 		buf_add(b, " (kept split: split last time, it stays split down to 3/4 of the threshold)");
 	if (m->held && m->why && !strncmp(m->why, "not split: ", 11)) /* "...; cost N..." (choose.c) */
 		buf_printf(b, ": %.*s", (int)strcspn(m->why + 11, ";"), m->why + 11);
@@ -419,6 +421,9 @@ void inner_cache_history(void *ctx, const char *module_path, struct module_histo
 {
 	h->seconds = mtpc_cache_module_seconds(ctx, module_path, &h->was_split);
 	h->rebuilds = mtpc_cache_module_rebuilds(ctx, module_path, &h->forced);
+	/* While fewer than the kept number were recorded, the oldest is the
+	 * first ever: a build, not a change. */
+	h->changed = h->rebuilds > 0 ? h->rebuilds - h->forced - (h->rebuilds < MTPC_CACHE_REBUILDS_KEPT) : 0;
 }
 
 mtpc_cache *inner_open_cache(const char *cache, const char *what)

@@ -99,7 +99,7 @@ int split_step(const struct step_args *s)
 {
 	int kmax = atoi(s->kmax);
 	char *why = NULL;
-	record_rebuild(s); /* a relayed module's */
+	record_rebuild(s); /* a relayed module's, or one split for its edits */
 	int n = kmax >= 1 ? run_split(s, kmax, &why) : -1, unused = n == NOT_USED;
 	if (n < 0 && why && out_of_space(why)) {
 		/* No fallback dyndep: it would stay trusted (see out_of_space). */

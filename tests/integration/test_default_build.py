@@ -272,3 +272,45 @@ def test_relay_only_on_evidence(tmp_path):
     # then the relinks record calc.c's first rebuild, one and two forced rebuilds); link 5
     # reads two forced rebuilds of three
     assert relayed == [[], [], [], [], ["calc.c.o"]], relayed
+
+
+def test_split_for_edits(tmp_path):
+    """A module below the split threshold that its own edits keep rebuilding (calc.c, costing
+    half the threshold) is split for its edits once the history shows two of them: then an
+    edit of one function recompiles one of its two partitions, not the module, and the
+    program prints what a plain ThinLTO build of the same source prints. MTPC_RELAY=never
+    turns it off."""
+    env = user_env(tmp_path)
+    src = tmp_path / "src"
+    shutil.copytree(PROJECTS / "debug", src)
+    bdir, plain = tmp_path / "b", tmp_path / "plain"
+    configure_default(src, bdir, ["-DMTPC_SPLIT_COST=1000000000"])
+    run(["cmake", "--build", bdir], env=env)
+    cost = module_costs(bdir)["calc.c.o"]
+    # calc.c costs half the threshold: a quarter is the least a split for edits takes
+    configure_default(src, bdir, [f"-DMTPC_SPLIT_COST={cost * 2}"])
+    seen = []
+    for k in range(1, 6):
+        text = (src / "calc.c").read_text()
+        old = f"n += lib_trace(1){'' if k == 1 else f' + {k - 1}'};"
+        assert old in text
+        (src / "calc.c").write_text(text.replace(old, f"n += lib_trace(1) + {k};", 1))
+        out = run(["cmake", "--build", bdir], env=env).stdout
+        line = summary_line(out, "dbg")
+        slots = re.findall(r"MTPC slot calc\.c\.o-[0-9a-f]+ p(\d+)", out)
+        seen.append(("for its edits" in line, len(slots)))
+        if k == 5:
+            assert re.search(r"1 split \(calc\.c\.o: 2 partitions\)", line), line
+    # links 1-3 record calc.c's rebuilds (the first has nothing to compare with: two
+    # changes by link 3); link 4 splits it and runs both slots, link 5 only the edited one
+    assert seen == [(False, 0), (False, 0), (False, 0), (True, 2), (True, 1)], seen
+    run(["cmake", "-S", src, "-B", plain, "-G", "Ninja", f"-DCMAKE_C_COMPILER={CLANG}",
+         f"-DCMAKE_AR={llvm_tool('llvm-ar')}", "-DCMAKE_BUILD_TYPE=Release", "-DSAMPLE_MTPC=OFF"])
+    run(["cmake", "--build", plain])
+    assert run([bdir / "dbg"]).stdout == run([plain / "dbg"]).stdout
+    # MTPC_RELAY=never: no choice by history, the module is one plain backend again
+    configure_default(src, bdir, [f"-DMTPC_SPLIT_COST={cost * 2}", "-DMTPC_RELAY=never"])
+    (src / "calc.c").write_text((src / "calc.c").read_text().replace("lib_trace(1) + 5;", "lib_trace(1) + 6;"))
+    out = run(["cmake", "--build", bdir], env=env).stdout
+    assert "for its edits" not in summary_line(out, "dbg")
+    assert not re.findall(r"MTPC slot calc\.c\.o", out)
