@@ -167,7 +167,11 @@ Cache variables
   whose recent rebuilds the plan cache saw forced by other modules' changes
   (at least two, and half of its last rebuilds): a relay costs an import
   step on every rebuild and saves nothing on a full build; ``always`` every
-  module costing at least ``MTPC_RELAY_COST``; ``never``.
+  module costing at least ``MTPC_RELAY_COST``; ``never``. With ``auto`` and
+  ``always``, a module not split for speed, costing at least a quarter of
+  ``MTPC_SPLIT_COST``, whose own edits caused two of its last rebuilds (and
+  half of them) is split for its edits: an edit then recompiles the
+  partitions whose code changed. ``never`` does neither.
 ``MTPC_BUSY``
   ``auto`` (the default): a split, at the link or at the compile, must also
   pay beside the work that other MTPC links and compiles running on the
@@ -269,7 +273,7 @@ set(MTPC_SPLIT_COST "" CACHE STRING
 set(MTPC_RELAY_COST "" CACHE STRING
   "MTPC: relay modules not split that cost at least this many instructions (empty: 1/8 of the split cost)")
 set(MTPC_RELAY "auto" CACHE STRING
-  "MTPC: relay modules not split: auto (when other modules' changes keep forcing their rebuild), always, never")
+  "MTPC: relay modules not split: auto (when other modules' changes keep forcing their rebuild), always, never (also no split for a module's edits)")
 set_property(CACHE MTPC_RELAY PROPERTY STRINGS auto always never)
 set(MTPC_BUSY "auto" CACHE STRING
   "MTPC: auto: split only where other MTPC links and compiles on the machine leave cores to gain; ignore: decide by each link's or compile's inputs alone")

@@ -138,7 +138,12 @@ int inner_parse_busy(const char *what, const char *arg, int *mode);
 	"                      plan cache saw other modules' changes force at least\n"         \
 	"                      half of its last rebuilds (and two), since a relay\n"          \
 	"                      costs an import step and saves nothing on a full\n"            \
-	"                      build; always: every such module; never" mode_env "\n"
+	"                      build; always: every such module; never. With auto\n"        \
+	"                      and always, a module not split for speed that costs\n"       \
+	"                      at least 1/4 of the threshold, and whose own edits\n"        \
+	"                      caused two of its last rebuilds and half, is split\n"       \
+	"                      for its edits: an edit then recompiles only the\n"           \
+	"                      partitions it changed (never: neither)" mode_env "\n"
 
 /* The option texts of the executor, for both --help texts. */
 #define INNER_EXECUTOR_HELP                                                                   \
