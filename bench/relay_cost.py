@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""What the import step costs, and what a relay saves when one function of a library is
-edited (issue 37, item 4: "an edit reruns only what it changed, at the link too";
-docs/performance-history.md, "What an edit of a library reruns at the link").
+"""What the import step costs, what a relay saves when one function of a library is
+edited, and what splitting the edited module for its edits saves (issue 37, item 4: "an
+edit reruns only what it changed, at the link too"; docs/performance-history.md, "What an
+edit of a library reruns at the link").
 
 A module's ThinLTO shard holds the hash of every module it imports from, so an edit of a
 library every module imports from reruns every backend (lld's in-process ThinLTO, or MTPC's
@@ -19,22 +20,31 @@ bench/link_costs.py (same wrappers, same builds: --work and --reuse-builds share
             always  the same with -DMTPC_RELAY=always: every module not split that costs at
                     least the relay cost is relayed (what `auto` does once history shows
                     forced rebuilds)
+            auto    the same with -DMTPC_RELAY=auto (the default): relays and splits for
+                    edits by the plan cache's history, which takes a few edits to build
+                    up (--edits 5: the fourth edit is the first whose module is split
+                    for its edits)
+  --configs chooses among them (default plain,never,always; plain is always run).
   per round, for each config in turn (interleaved rounds), everything pinned to one CPU,
   -j1, CPU of each inner edge from the process tree's cgroup (link_costs.CpuTimeline):
     1. the edit undone, the static libraries rebuilt (not measured);
     2. "scratch": the links phase from deleted outputs and a fresh plan cache;
     3. the edit made (one statement at the top of one function), the static libraries
        rebuilt (not measured);
-    4. "edit": the links phase again (every link relinks: its library changed).
+    4. "edit": the links phase again (every link relinks: its library changed);
+    3 and 4 again for each of --edits (default 1; the statement changes each time): the
+       tables compare the last edit, and list each edit's links phase.
 
 Printed: the links phase's CPU per config and step; for `always`, per relayed module, the
 import step's CPU against the same module's plain backend in `never` (scratch), and what
 the edit reran: how many relayed modules' import steps, slots (their post-import module
-changed) and merges ran, against the plain backends `never` reran.
+changed) and merges ran, against the plain backends `never` reran; per edit, how many
+modules were split for their edits and how many slots ran.
 
 Usage:
   /usr/bin/python3 bench/relay_cost.py --work /tmp/lc --reuse-builds --json out.json
   /usr/bin/python3 bench/relay_cost.py --edit googletest/src/gtest.cc:'^bool UnitTestImpl::RunAllTests\\(\\) \\{$'
+  /usr/bin/python3 bench/relay_cost.py --configs plain,auto --edits 5 --edit ...
 
 Needs what bench/link_costs.py needs.
 """
@@ -60,7 +70,9 @@ DEFAULT_EDITS = {"googletest": r"googletest/src/gtest.cc:^std::string Message::G
 # the large modules stay whole; relaying does not depend on the jobs).
 CONFIGS = (("plain", "plain", []),
            ("never", "mtpc", ["-DMTPC_RELAY=never", "-DMTPC_MAX_PARTITIONS=2"]),
-           ("always", "mtpc", ["-DMTPC_RELAY=always", "-DMTPC_MAX_PARTITIONS=2"]))
+           ("always", "mtpc", ["-DMTPC_RELAY=always", "-DMTPC_MAX_PARTITIONS=2"]),
+           ("auto", "mtpc", ["-DMTPC_RELAY=auto", "-DMTPC_MAX_PARTITIONS=2"]))
+DEFAULT_CONFIGS = "plain,never,always"
 DEFAULTS = ["-DMTPC_RELAY=auto", "-DMTPC_MAX_PARTITIONS="]   # restored at the end
 MARK = "/* relay_cost.py edit */"
 
@@ -103,12 +115,13 @@ def build_libraries(b):
         raise lib.BenchError(f"rebuilding the libraries of {b.bdir} failed: {out[-800:]}")
 
 
-def configure_with(b, defs):
-    """Reconfigure b's build (pinned link settings) with more cache variables."""
+def configure_with(b, defs, pinned=True):
+    """Reconfigure b's build (pinned link settings, or the defaults) with more cache
+    variables."""
     saved = b.cmake_cmd
     b.cmake_cmd = saved + defs
     try:
-        b.configure(True, b.bdir / "configure.log")
+        b.configure(pinned, b.bdir / "configure.log")
     finally:
         b.cmake_cmd = saved
 
@@ -122,11 +135,26 @@ def modules_of(run):
     return res
 
 
-def summarize(runs):
-    """The tables' figures out of the runs of one round."""
+def edit_figures(run, metric="cpu"):
+    """What one links run after an edit ran: its seconds (metric: cpu or wall), modules
+    split for their edits (the summary lines' "(for its edits)") and slots."""
+    split_for_edits = sum(l.count("(for its edits)") for l in run.get("summaries", []))
+    slots = sum(1 for d in modules_of(run).values() if "slot" in d)
+    return {"cpu": run[metric], "split_for_edits": split_for_edits, "slots": slots}
+
+
+def summarize(runs, metric="cpu"):
+    """The tables' figures out of the runs of one round: per config the links phase from
+    scratch and after the last edit (and after each edit), in CPU or wall seconds (metric;
+    kept under "cpu"); with never and always, the relayed modules' costs and what the last
+    edit reran."""
     s = {}
     for name in runs:
-        s[name] = {step: runs[name][step]["cpu"] for step in ("scratch", "edit")}
+        s[name] = {step: runs[name][step][metric] for step in ("scratch", "edit")}
+        s[name]["edits"] = [edit_figures(r, metric) for r in
+                            runs[name].get("edits", [runs[name]["edit"]])]
+    if "never" not in runs or "always" not in runs:
+        return s
     never, always = modules_of(runs["never"]["scratch"]), modules_of(runs["always"]["scratch"])
     ne, ae = modules_of(runs["never"]["edit"]), modules_of(runs["always"]["edit"])
     # A link of `never` that splits nothing takes the plain path from scratch (lld's
@@ -157,16 +185,38 @@ def summarize(runs):
 
 def report(res):
     f = lc.fmt
+    names = [n for n, _, _ in CONFIGS if all(n in r for r in res["rounds"])]
+    mtpc = [n for n in names if n != "plain"]
     lines = [f"## {res['project']}: edit of `{res['edit']}`, {len(res['rounds'])} round(s), "
-             f"pinned to cpu {res['cpu']}, -j1 (CPU seconds)", "",
-             "| links phase | plain | MTPC, relay never | MTPC, relay always | never / plain | "
-             "always / plain |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+             (f"on {res['cores']} cores, -j{res['cores']} (wall seconds; modules' steps: their "
+              "durations)" if res.get("wall") else f"pinned to cpu {res['cpu']}, -j1 (CPU seconds)"),
+             "",
+             "| links phase | " + " | ".join(n if n == "plain" else f"MTPC, relay {n}" for n in names)
+             + "".join(f" | {n} / plain" for n in mtpc) + " |",
+             "| --- |" + " ---: |" * (len(names) + len(mtpc))]
+    nedits = max(len(r["plain"].get("edits", [None])) for r in res["rounds"])
     for step in ("scratch", "edit"):
-        v = {n: lib.median([r[n][step] for r in res["rounds"]]) for n, _, _ in CONFIGS}
-        lines.append(f"| {step} | {f(v['plain'])} | {f(v['never'])} | {f(v['always'])} | "
-                     f"{f(lib.ratio(v['never'], v['plain']), 3)} | "
-                     f"{f(lib.ratio(v['always'], v['plain']), 3)} |")
+        v = {n: lib.median([r[n][step] for r in res["rounds"]]) for n in names}
+        label = step if step == "scratch" or nedits == 1 else f"edit {nedits} (last)"
+        lines.append(f"| {label} | " + " | ".join(f(v[n]) for n in names) + "".join(
+            f" | {f(lib.ratio(v[n], v['plain']), 3)}" for n in mtpc) + " |")
     for i, r in enumerate(res["rounds"]):
+        if nedits > 1:
+            lines += ["", f"Round {i + 1}, each edit: links phase CPU s (modules split for their "
+                      "edits, slots run)", "",
+                      "| edit | " + " | ".join(names) + "".join(f" | {n} / plain" for n in mtpc) + " |",
+                      "| ---: |" + " ---: |" * (len(names) + len(mtpc))]
+            for e in range(nedits):
+                row = {n: r[n]["edits"][e] for n in names if e < len(r[n].get("edits", []))}
+                if "plain" not in row:
+                    continue
+                lines.append(f"| {e + 1} | " + " | ".join(
+                    f(row[n]["cpu"]) + (f" ({row[n]['split_for_edits']}, {row[n]['slots']})"
+                                        if n != "plain" else "") if n in row else "-" for n in names)
+                    + "".join(f" | {f(lib.ratio(row[n]['cpu'], row['plain']['cpu']), 3)}"
+                              if n in row else " | -" for n in mtpc) + " |")
+        if "scratch_relayed" not in r:
+            continue
         sc, er = r["scratch_relayed"], r["edit_reran"]
         lines += ["", f"Round {i + 1}: {sc['modules']} relayed modules. From scratch: their plain "
                   f"backends {f(sc['backend'])} s; relayed: import {f(sc['import'])} s "
@@ -191,11 +241,18 @@ def main(argv=None):
                                    "FILE (relative to the source tree) matching REGEX "
                                    "(default for googletest: Message::GetString)")
     ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds (default 1)")
+    ap.add_argument("--configs", default=DEFAULT_CONFIGS,
+                    help=f"configs to run, of {','.join(n for n, _, _ in CONFIGS)} (default "
+                         f"{DEFAULT_CONFIGS}; plain is always run)")
+    ap.add_argument("--edits", type=int, default=1,
+                    help="successive edits after each scratch build, each measured (default 1)")
     ap.add_argument("--work", default=str(lib.ROOT / "bench" / "out" / "link_costs"),
                     help="bench/link_costs.py's work folder (sources and builds)")
     ap.add_argument("--mtpc-build", default=str(lib.BUILD),
                     help="the MTPC build whose tools are used (default build/)")
     ap.add_argument("--cpu", type=int, default=1, help="the CPU of every run (default 1)")
+    ap.add_argument("--wall", action="store_true",
+                    help="run the links unpinned at -j<cores> (2) and compare wall seconds")
     ap.add_argument("--reuse-builds", action="store_true",
                     help="keep link_costs.py's full builds made with the same command and tools")
     ap.add_argument("--json", help="write every measurement here")
@@ -204,6 +261,12 @@ def main(argv=None):
     if args.from_json:
         print(report(json.loads(pathlib.Path(args.from_json).read_text())))
         return 0
+    chosen = set(args.configs.split(",")) | {"plain"}
+    unknown = chosen - {n for n, _, _ in CONFIGS}
+    if unknown:
+        ap.error(f"--configs: unknown {', '.join(sorted(unknown))}")
+    if args.edits < 1 or args.rounds < 1:
+        ap.error("--edits and --rounds want at least 1")
     name, spec = lc.project_spec(args.project)
     edit_spec = args.edit or DEFAULT_EDITS.get(name)
     if not edit_spec:
@@ -219,30 +282,36 @@ def main(argv=None):
     head, dirty = lc.git_commit()
     res = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": head,
            "dirty_files": dirty, "argv": sys.argv, "llvm": tc.version, "project": name,
-           "edit": edit_spec, "cpu": args.cpu, "rounds": []}
+           "edit": edit_spec, "edits": args.edits, "cpu": args.cpu, "wall": args.wall,
+           "cores": 2, "rounds": []}
     try:
         for c in builds.values():
             lc.full_build(c, tc, args.reuse_builds, 7200)
         for i in range(args.rounds):
             runs = {}
             for cname, bname, defs in CONFIGS:
+                if cname not in chosen:
+                    continue
                 b = builds[bname]
-                if defs:
-                    configure_with(b, defs)
+                if defs or args.wall:
+                    configure_with(b, defs, not args.wall)
                 edit.undo()
                 build_libraries(b)
                 tag = f"relay-{cname}-{i + 1}"
                 lc.log(f"  {cname}: links from scratch, round {i + 1}")
-                scratch = b.links_run(True, tag, args.cpu)
-                edit.apply()
-                build_libraries(b)
-                lc.log(f"  {cname}: links after the edit, round {i + 1}")
-                after = b.links_run(True, tag + "-edit", args.cpu, clean=False,
-                                    cache=b.bdir / f"plans-{tag}.sqlite")
-                runs[cname] = {"scratch": scratch, "edit": after}
-                lc.log(f"    CPU {scratch['cpu']:.2f} s from scratch, {after['cpu']:.2f} s "
-                       f"after the edit")
-            round_ = summarize(runs)
+                pinned = not args.wall
+                scratch = b.links_run(pinned, tag, args.cpu)
+                edits = []
+                for e in range(args.edits):
+                    edit.apply()
+                    build_libraries(b)
+                    lc.log(f"  {cname}: links after edit {e + 1}, round {i + 1}")
+                    edits.append(b.links_run(pinned, f"{tag}-edit{e + 1}", args.cpu, clean=False,
+                                             cache=b.bdir / f"plans-{tag}.sqlite"))
+                runs[cname] = {"scratch": scratch, "edit": edits[-1], "edits": edits}
+                lc.log(f"    CPU {scratch['cpu']:.2f} s from scratch, after the edits "
+                       + ", ".join(f"{r['cpu']:.2f}" for r in edits) + " s")
+            round_ = summarize(runs, "wall" if args.wall else "cpu")
             round_["runs"] = runs
             res["rounds"].append(round_)
             if args.json:

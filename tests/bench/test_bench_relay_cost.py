@@ -53,7 +53,7 @@ def test_summary_of_relayed_modules():
                                      "m2": {"split": 1.2, "slot": 3.8, "merge": 0.1}})},
     }
     s = relay_cost.summarize(runs)
-    assert s["plain"] == {"scratch": 10.0, "edit": 9.0}
+    assert (s["plain"]["scratch"], s["plain"]["edit"]) == (10.0, 9.0)
     sc = s["scratch_relayed"]
     assert sc["modules"] == 2 and sc["backend"] == 6.0
     assert sc["import"] == pytest.approx(2.0) and sc["slot"] == pytest.approx(5.7)
@@ -83,3 +83,27 @@ def test_plain_path_links_use_the_relink_backends():
     sc = relay_cost.summarize(runs)["scratch_relayed"]
     assert sc["modules"] == 2 and sc["backend"] == 6.5
     assert sc["import"] == pytest.approx(2.0)
+
+
+def test_successive_edits_and_configs():
+    """--configs plain,auto --edits 3: each edit's links phase, the modules split for their
+    edits (from the summary lines) and the slots that ran; no relay comparison without
+    never and always; the table compares the last edit."""
+    def edit_run(cpu, split, slots):
+        r = run(cpu, {f"m{i}": {"split": 0.1, "slot": 1.0} for i in range(slots)})
+        r["summaries"] = ["mtpc-link: t: 2 modules, 1 split (a.o: 2 partitions), 1 s; split by "
+                          "cost >= 100k instructions: a.o 69k (for its edits)"] * split
+        return r
+    plain_edits = [run(9.0, {}), run(9.2, {}), run(9.1, {})]
+    auto_edits = [edit_run(9.5, 0, 0), edit_run(9.4, 0, 0), edit_run(5.0, 2, 1)]
+    runs = {"plain": {"scratch": run(10.0, {}), "edit": plain_edits[-1], "edits": plain_edits},
+            "auto": {"scratch": run(10.4, {}), "edit": auto_edits[-1], "edits": auto_edits}}
+    s = relay_cost.summarize(runs)
+    assert "scratch_relayed" not in s
+    assert [e["cpu"] for e in s["auto"]["edits"]] == [9.5, 9.4, 5.0]
+    assert s["auto"]["edits"][2] == {"cpu": 5.0, "split_for_edits": 2, "slots": 1}
+    assert s["auto"]["edit"] == 5.0
+    text = relay_cost.report({"project": "p", "edit": "x.cc:f", "cpu": 1, "rounds": [s]})
+    assert "| edit 3 (last) | 9.10 | 5.00 | 0.549 |" in text, text
+    assert "| 3 | 9.10 | 5.00 (2, 1) | 0.549 |" in text, text
+    assert "relayed modules" not in text
