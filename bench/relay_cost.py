@@ -188,7 +188,7 @@ def report(res):
     names = [n for n, _, _ in CONFIGS if all(n in r for r in res["rounds"])]
     mtpc = [n for n in names if n != "plain"]
     lines = [f"## {res['project']}: edit of `{res['edit']}`, {len(res['rounds'])} round(s), "
-             (f"on {res['cores']} cores, -j{res['cores']} (wall seconds; modules' steps: their "
+             + (f"on {res['cores']} cores, -j{res['cores']} (wall seconds; modules' steps: their "
               "durations)" if res.get("wall") else f"pinned to cpu {res['cpu']}, -j1 (CPU seconds)"),
              "",
              "| links phase | " + " | ".join(n if n == "plain" else f"MTPC, relay {n}" for n in names)
