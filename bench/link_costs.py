@@ -190,14 +190,20 @@ def inner_kind(rule):
 MODULE_DIR_RE = re.compile(r"^mod/([^/]+)/")
 
 
-def inner_costs(inner_dir, timeline=None):
+def inner_costs(inner_dir, timeline=None, offset=0):
     """(kinds, total seconds, edges) of the inner build of one MTPC link; seconds are CPU
     when a timeline is given, else durations. Each edge gets its 'kind' and, for a module's
-    edge (an output under mod/<key>/), that 'module' key."""
+    edge (an output under mod/<key>/), that 'module' key. offset: where this run's entries
+    of the inner .ninja_log start (a relink appends to the log of the earlier links, whose
+    entries keep their times on another ninja's clock: counted, they would take this run's
+    CPU for edges that did not rerun)."""
     inner_dir = pathlib.Path(inner_dir)
     try:
         rules = build_rules((inner_dir / "build.ninja").read_text(errors="replace"))
-        text = (inner_dir / ".ninja_log").read_text(errors="replace")
+        with open(inner_dir / ".ninja_log", "rb") as f:
+            data = f.read()
+        # a log shorter than the offset was rewritten (compacted): all of it, then
+        text = data[offset if offset <= len(data) else 0:].decode(errors="replace")
     except OSError:
         return {}, 0.0, []
     edges = add_cpu(log_edges(text), text, timeline)
@@ -206,6 +212,20 @@ def inner_costs(inner_dir, timeline=None):
         m = next((MODULE_DIR_RE.match(o) for o in e["outputs"] if MODULE_DIR_RE.match(o)), None)
         e["module"] = m.group(1) if m else None
     return kinds_of(edges, rules, inner_kind), sum(e["seconds"] for e in edges), edges
+
+
+def inner_log_offsets(bdir, outputs):
+    """{link output: size of its inner .ninja_log} before a run (what the run appends starts
+    there), each log recompacted first so that its ninja does not compact it at start."""
+    res = {}
+    for o in outputs:
+        inner = pathlib.Path(bdir) / (o + ".mtpc")
+        log = inner / ".ninja_log"
+        if log.exists() and (inner / "build.ninja").exists():
+            subprocess.run(["ninja", "-C", str(inner), "-t", "recompact"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            res[o] = log.stat().st_size
+    return res
 
 
 def module_costs(edges):
@@ -223,11 +243,12 @@ def link_outputs(rules):
     return sorted(o for o, r in rules.items() if LINK_RULE_RE.match(r))
 
 
-def account(outer_log_text, outer_rules, bdir, cpu, config, timeline=None):
+def account(outer_log_text, outer_rules, bdir, cpu, config, timeline=None, inner_offsets=None):
     """The per-edge accounting of one links run: outer edges by kind, and for MTPC the inner
     edges of every link by kind and mtpc-link's own time (link edge minus its inner edges);
     rest = cpu - every outer edge. An edge's seconds are its CPU from the timeline when one
-    is given (a serial run), else its duration."""
+    is given (a serial run), else its duration. inner_offsets: {link output: where this
+    run's entries of its inner .ninja_log start} (inner_log_offsets before the run)."""
     bdir = pathlib.Path(bdir)
     edges = add_cpu(log_edges(outer_log_text), outer_log_text, timeline)
     outer = kinds_of(edges, outer_rules, outer_kind)
@@ -243,7 +264,8 @@ def account(outer_log_text, outer_rules, bdir, cpu, config, timeline=None):
             out = e["outputs"][0]
             if outer_kind(outer_rules.get(out)) != "link":
                 continue
-            k, total, iedges = inner_costs(bdir / (out + ".mtpc"), timeline)
+            k, total, iedges = inner_costs(bdir / (out + ".mtpc"), timeline,
+                                           (inner_offsets or {}).get(out, 0))
             for kind, d in k.items():
                 t = inner.setdefault(kind, {"count": 0, "seconds": 0.0})
                 t["count"] += d["count"]
@@ -470,6 +492,7 @@ class Build:
         wrap_sweep.run(["ninja", "-C", self.bdir, "-t", "recompact"])
         log_path = self.bdir / ".ninja_log"
         offset = log_path.stat().st_size if log_path.exists() else 0
+        inner_offsets = inner_log_offsets(self.bdir, outputs) if self.config == "mtpc" else {}
         jobs = 1 if pinned else self.cores
         cmd = ["ninja", "-C", self.bdir, "-j", str(jobs)]
         if pinned:
@@ -481,7 +504,7 @@ class Build:
         if m.returncode:
             raise lib.BenchError(f"links of {self.bdir} failed ({m.returncode}); see {out_log}")
         text = log_path.read_text(errors="replace")[offset:]
-        acc = account(text, rules, self.bdir, m.cpu, self.config, timeline)
+        acc = account(text, rules, self.bdir, m.cpu, self.config, timeline, inner_offsets)
         if timeline is not None:
             acc["cgroup_cpu"] = timeline.total()
         scan = wrap_sweep.scan_log(out_log)

@@ -148,3 +148,24 @@ def test_links_phase_of_the_c_sample(tmp_path):
     text = link_costs.report([r])
     assert "| slots (partition compiles) | | | " in text
     assert "| total CPU, pinned to one CPU, -j1 |" in text
+
+
+def test_relink_counts_only_its_own_inner_entries(tmp_path):
+    """A relink appends to its inner .ninja_log: the earlier link's entries (another ninja's
+    clock) are not this run's edges; inner_log_offsets says where this run's start, and a log
+    shorter than that (rewritten) is read whole."""
+    (tmp_path / "bin").mkdir()
+    inner = tmp_path / "bin" / "app.mtpc"
+    inner.mkdir()
+    (inner / "build.ninja").write_text(INNER_NINJA)
+    (inner / ".ninja_log").write_text(INNER_LOG)
+    offsets = link_costs.inner_log_offsets(tmp_path, ["bin/app", "lib/none.so"])
+    assert list(offsets) == ["bin/app"] and offsets["bin/app"] > 0
+    # the relink reran one slot and the merge
+    with open(inner / ".ninja_log", "a") as f:
+        f.write("100\t1300\t1\tmod/m.o-1/p0.o\t7\n1300\t1400\t1\tmod/m.o-1/native.o\t8\n")
+    kinds, total, edges = link_costs.inner_costs(inner, offset=offsets["bin/app"])
+    assert {k: d["count"] for k, d in kinds.items()} == {"slot": 1, "merge": 1}
+    assert total == pytest.approx(1.3)
+    whole = link_costs.inner_costs(inner, offset=10 ** 9)[0]
+    assert whole["slot"]["count"] == 2
