@@ -202,8 +202,8 @@ def report(res):
             f" | {f(lib.ratio(v[n], v['plain']), 3)}" for n in mtpc) + " |")
     for i, r in enumerate(res["rounds"]):
         if nedits > 1:
-            lines += ["", f"Round {i + 1}, each edit: links phase CPU s (modules split for their "
-                      "edits, slots run)", "",
+            lines += ["", f"Round {i + 1}, each edit: links phase {'wall' if res.get('wall') else 'CPU'} s "
+                      "(modules split for their edits, slots run)", "",
                       "| edit | " + " | ".join(names) + "".join(f" | {n} / plain" for n in mtpc) + " |",
                       "| ---: |" + " ---: |" * (len(names) + len(mtpc))]
             for e in range(nedits):
