@@ -73,6 +73,7 @@ CONFIGS = (("plain", "plain", []),
            ("always", "mtpc", ["-DMTPC_RELAY=always", "-DMTPC_MAX_PARTITIONS=2"]),
            ("auto", "mtpc", ["-DMTPC_RELAY=auto", "-DMTPC_MAX_PARTITIONS=2"]))
 DEFAULT_CONFIGS = "plain,never,always"
+CORES = 2   # this machine's: the builds' -j, and --wall's
 DEFAULTS = ["-DMTPC_RELAY=auto", "-DMTPC_MAX_PARTITIONS="]   # restored at the end
 MARK = "/* relay_cost.py edit */"
 
@@ -252,7 +253,7 @@ def main(argv=None):
                     help="the MTPC build whose tools are used (default build/)")
     ap.add_argument("--cpu", type=int, default=1, help="the CPU of every run (default 1)")
     ap.add_argument("--wall", action="store_true",
-                    help="run the links unpinned at -j<cores> (2) and compare wall seconds")
+                    help=f"run the links unpinned at -j{CORES} and compare wall seconds")
     ap.add_argument("--reuse-builds", action="store_true",
                     help="keep link_costs.py's full builds made with the same command and tools")
     ap.add_argument("--json", help="write every measurement here")
@@ -277,13 +278,13 @@ def main(argv=None):
     tc = wrap_sweep.Toolchain(pathlib.Path(args.mtpc_build).resolve())
     source = wrap_sweep.fetch_spec(name, spec, work / "src", work / "fetch.log")
     spec["source"] = str(source)
-    builds = lc.make_builds(name, spec, source, tc, work, 2)
+    builds = lc.make_builds(name, spec, source, tc, work, CORES)
     edit = Edit(source, edit_spec)
     head, dirty = lc.git_commit()
     res = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": head,
            "dirty_files": dirty, "argv": sys.argv, "llvm": tc.version, "project": name,
            "edit": edit_spec, "edits": args.edits, "cpu": args.cpu, "wall": args.wall,
-           "cores": 2, "rounds": []}
+           "cores": CORES, "rounds": []}
     try:
         for c in builds.values():
             lc.full_build(c, tc, args.reuse_builds, 7200)
