@@ -24,7 +24,7 @@
 /* PRAGMA application_id of an MTPC cache ("MTPC"), so that a foreign SQLite
  * database is recognised as "not a plan cache" rather than migrated. */
 #define CACHE_APPLICATION_ID 0x4d545043
-#define CACHE_SCHEMA_VERSION 3
+#define CACHE_SCHEMA_VERSION 4
 
 /* Kinds of rows in the functions table. */
 enum { FN_OWNED = 0, FN_COPY = 1, FN_DUPLICATED = 2 };

@@ -91,6 +91,13 @@ static const char *const migrations[CACHE_SCHEMA_VERSION] = {
 	"  runs INTEGER NOT NULL,"     /* rebuilds recorded, at most 8 */
 	"  recorded REAL NOT NULL) WITHOUT ROWID;"
 	"PRAGMA user_version = 3;",
+	/* 3 -> 4: how many partitions a split for edits rewrote at each of its
+	 * rebuilds (mtpc-link stops splitting a module for its edits when they
+	 * rewrite nearly every partition anyway) */
+	"ALTER TABLE module_rebuilds ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE module_rebuilds ADD COLUMN parted INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE module_rebuilds ADD COLUMN wide INTEGER NOT NULL DEFAULT 0;"
+	"PRAGMA user_version = 4;",
 };
 
 double cache_now(void)

@@ -70,15 +70,34 @@ double mtpc_cache_module_seconds(mtpc_cache *c, const char *module_path, int *sp
 /* Record that module_path was rebuilt (its plain backend, or the import of
  * a relayed module or of one split for its edits, ran) while its own
  * bitcode hashed to module_hash: the rebuild was forced by another module's
- * change when the hash is the one recorded last time. Keeps the last
- * MTPC_CACHE_REBUILDS_KEPT rebuilds. Returns 0 or -1. */
-int mtpc_cache_record_rebuild(mtpc_cache *c, const char *module_path, const char *module_hash);
+ * change when the hash is the one recorded last time. parts: the partitions
+ * of the split that ran (0: none, the module compiled whole), rewritten: how
+ * many of them that split changed (wrote anew). A rebuild by the module's
+ * own change through a split of as many partitions as the rebuild before is
+ * an observation of its edits (struct mtpc_rebuilds: parted), and a wide one
+ * when it rewrote at least MTPC_CACHE_WIDE_NUM / MTPC_CACHE_WIDE_DEN of
+ * them: its slots then redo about the whole module's work, so the split
+ * saved nothing. Keeps the last MTPC_CACHE_REBUILDS_KEPT rebuilds. Returns 0
+ * or -1. */
+#define MTPC_CACHE_WIDE_NUM 3
+#define MTPC_CACHE_WIDE_DEN 4
+int mtpc_cache_record_rebuild(mtpc_cache *c, const char *module_path, const char *module_hash, int parts,
+			      int rewritten);
 
-/* The rebuilds recorded for module_path (at most the last
- * MTPC_CACHE_REBUILDS_KEPT; 0 if none, -1
- * on error), and in *forced how many of them were forced by other modules:
- * what relaying the module would have saved. */
-int mtpc_cache_module_rebuilds(mtpc_cache *c, const char *module_path, int *forced);
+/* A module's last rebuilds (at most MTPC_CACHE_REBUILDS_KEPT), as
+ * mtpc_cache_record_rebuild recorded them. */
+struct mtpc_rebuilds {
+	int runs;   /* rebuilds recorded */
+	int forced; /* of them, forced by other modules: its own bitcode had not
+	             * changed (what relaying the module would have saved) */
+	int parted; /* of them, its own changes seen through its split: a split
+	             * of as many partitions as the rebuild before */
+	int wide;   /* of those, the ones that rewrote most of the partitions */
+};
+
+/* The rebuilds recorded for module_path into *r (all 0 if none). Returns
+ * r->runs, or -1 on error. */
+int mtpc_cache_module_rebuilds(mtpc_cache *c, const char *module_path, struct mtpc_rebuilds *r);
 
 /* Sum of the measured seconds of partitions 0..n-1 of one plan key, or -1
  * unless every one of them has a timing row. */

@@ -440,49 +440,72 @@ double mtpc_cache_plan_seconds(mtpc_cache *c, const char *module_hash, const cha
 	return s;
 }
 
-int mtpc_cache_record_rebuild(mtpc_cache *c, const char *module_path, const char *module_hash)
+int mtpc_cache_record_rebuild(mtpc_cache *c, const char *module_path, const char *module_hash, int parts,
+			      int rewritten)
 {
 	if (cache_unusable(c) || c->readonly)
 		return -1;
 	if (!module_path || !*module_path || !module_hash || !*module_hash)
 		return -1;
-	/* One statement: SET sees the row as it was. */
+	/* One statement: SET sees the row as it was. A split seen as an
+	 * observation of the module's edits (?5, the row's parts before):
+	 * its own change, and the rebuild before split it the same way. */
 	sqlite3_stmt *st = cache_prepare(c->db, "INSERT INTO module_rebuilds(module_path, module_hash, history, "
-						"runs, recorded) VALUES(?1, ?2, 0, 1, ?3) ON CONFLICT(module_path) "
-						"DO UPDATE SET history = ((history << 1) | "
-						"(module_hash = excluded.module_hash)) & ((1 << ?4) - 1), "
-						"runs = min(runs + 1, ?4), module_hash = excluded.module_hash, "
-						"recorded = excluded.recorded");
+						"runs, recorded, parts) VALUES(?1, ?2, 0, 1, ?3, ?5) "
+						"ON CONFLICT(module_path) DO UPDATE SET "
+						"history = ((history << 1) | (module_hash = excluded.module_hash)) "
+						"& ((1 << ?4) - 1), "
+						"parted = ((parted << 1) | (?5 >= 2 AND parts = ?5 AND "
+						"module_hash != excluded.module_hash)) & ((1 << ?4) - 1), "
+						"wide = ((wide << 1) | (?5 >= 2 AND parts = ?5 AND "
+						"module_hash != excluded.module_hash AND ?6 * ?8 >= ?5 * ?7)) "
+						"& ((1 << ?4) - 1), "
+						"parts = ?5, runs = min(runs + 1, ?4), "
+						"module_hash = excluded.module_hash, recorded = excluded.recorded");
 	if (st) {
 		sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, module_hash, -1, SQLITE_STATIC);
 		sqlite3_bind_double(st, 3, cache_now());
 		sqlite3_bind_int(st, 4, MTPC_CACHE_REBUILDS_KEPT);
+		sqlite3_bind_int(st, 5, parts > 0 ? parts : 0);
+		sqlite3_bind_int(st, 6, rewritten > 0 ? rewritten : 0);
+		sqlite3_bind_int(st, 7, MTPC_CACHE_WIDE_NUM);
+		sqlite3_bind_int(st, 8, MTPC_CACHE_WIDE_DEN);
 	}
 	return write_one(c, st, "cannot record a module rebuild");
 }
 
-int mtpc_cache_module_rebuilds(mtpc_cache *c, const char *module_path, int *forced)
+/* Set bits among the low n of mask. */
+static int bits_in(unsigned mask, int n)
 {
-	*forced = 0;
+	int k = 0;
+	for (int i = 0; i < n && i < MTPC_CACHE_REBUILDS_KEPT; i++)
+		k += (mask >> i) & 1;
+	return k;
+}
+
+int mtpc_cache_module_rebuilds(mtpc_cache *c, const char *module_path, struct mtpc_rebuilds *r)
+{
+	memset(r, 0, sizeof *r);
 	if (cache_unusable(c))
 		return -1;
-	sqlite3_stmt *st = cache_prepare(c->db, "SELECT history, runs FROM module_rebuilds WHERE module_path = ?1");
+	sqlite3_stmt *st = cache_prepare(c->db, "SELECT history, runs, parted, wide FROM module_rebuilds "
+						"WHERE module_path = ?1");
 	if (!st) {
 		cache_fail(c, "cannot read module rebuilds");
 		return -1;
 	}
 	sqlite3_bind_text(st, 1, module_path, -1, SQLITE_STATIC);
-	int runs = 0, rc = sqlite3_step(st);
+	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		unsigned history = (unsigned)sqlite3_column_int(st, 0);
-		runs = sqlite3_column_int(st, 1);
-		for (int i = 0; i < runs && i < MTPC_CACHE_REBUILDS_KEPT; i++)
-			*forced += (history >> i) & 1;
+		r->runs = sqlite3_column_int(st, 1);
+		r->forced = bits_in((unsigned)sqlite3_column_int(st, 0), r->runs);
+		r->parted = bits_in((unsigned)sqlite3_column_int(st, 2), r->runs);
+		r->wide = bits_in((unsigned)sqlite3_column_int(st, 3), r->runs);
 	} else if (rc != SQLITE_DONE) {
 		cache_fail(c, "cannot read module rebuilds");
-		runs = -1;
+		r->runs = -1;
 	}
 	sqlite3_finalize(st);
-	return runs;
+	return r->runs;
 }

@@ -237,6 +237,10 @@ static void explain(const struct graph_conf *gc, struct module *m)
 	else if (m->held)
 		m->why = xasprintf("not split: %s; cost %lld instructions%s >= %lld", pred ? pred : "", m->cost,
 				   measured, gc->cost_threshold);
+	else if (m->wide_edits && !m->relay && gc->relay != GRAPH_RELAY_NEVER)
+		m->why = xasprintf("not split: cost %lld instructions%s < %lld; not for its edits either: %d of the "
+				   "last %d it was split for rewrote most of its partitions", m->cost, measured,
+				   gc->cost_threshold, m->wide, m->parted);
 	else if (m->relay && gc->relay == GRAPH_RELAY_ALWAYS)
 		m->why = xasprintf("relayed: cost %lld instructions%s >= relay cost %lld (--relay always)", m->cost,
 				   measured, gc->relay_cost);
@@ -290,13 +294,15 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 		struct module *m = &g->mods[i];
 		if (m->insts <= 0)
 			continue;
-		struct module_history h = {-1, -1, 0, 0, 0};
+		struct module_history h = {-1, -1, 0, 0, 0, 0, 0};
 		gc->history(gc->history_ctx, m->id, &h);
 		m->seconds = h.seconds;
 		m->was_split = h.was_split;
 		m->rebuilds = h.rebuilds;
 		m->forced = h.forced;
 		m->changed = h.changed;
+		m->parted = h.parted;
+		m->wide = h.wide;
 		if (m->seconds > 0) {
 			hist_secs += m->seconds;
 			hist_insts += (double)m->insts;
@@ -335,9 +341,10 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 	for (size_t i = 0; i < g->nmods; i++) {
 		struct module *m = &g->mods[i];
 		/* Split for its edits: not split for speed, but edited (graph.h). */
+		m->wide_edits = m->wide >= EDIT_MIN_CHANGED && m->wide * 4 >= m->parted * 3;
 		m->for_edits = by_cost && !m->split && gc->kmax >= 2 && gc->relay != GRAPH_RELAY_NEVER &&
 			       m->cost * EDIT_FRACTION >= gc->cost_threshold && m->changed >= EDIT_MIN_CHANGED &&
-			       m->changed * 2 >= m->rebuilds;
+			       m->changed * 2 >= m->rebuilds && !m->wide_edits;
 		if (m->for_edits) {
 			long long k = m->cost * EDIT_FRACTION / (gc->cost_threshold > 0 ? gc->cost_threshold : 1);
 			m->parts = k < 2 ? 2 : k > gc->kmax ? gc->kmax : (int)k;

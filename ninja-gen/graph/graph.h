@@ -46,6 +46,11 @@ struct module_history {
 	int changed;     /* how many its own changes caused: the others, but
 	                  * the first one recorded (nothing to compare it with)
 	                  * while it is kept (what a split for edits saves) */
+	int parted;      /* how many of its own changes were seen through its
+	                  * split for edits (the same partitions as the rebuild
+	                  * before), */
+	int wide;        /* and how many of those rewrote most partitions
+	                  * (struct mtpc_rebuilds): the split saved nothing */
 };
 typedef void (*graph_history_fn)(void *ctx, const char *module_path, struct module_history *h);
 
@@ -151,10 +156,15 @@ double graph_free_lanes(const struct outside_load *out, int jobs);
  * split step also does what a relay does for the other modules' changes.
  * It costs the split step and the merge on every rebuild, and a tenth more
  * work on a full build, where it saves nothing; a module edited so that
- * every partition changes (a function inlined everywhere) saves nothing
- * either. The history decides again at every link: once other modules'
- * changes cause most of its rebuilds, it is relayed or plain again. Off
- * with graph_conf.relay NEVER (no history-driven choice at all). */
+ * nearly every partition changes (a function inlined everywhere) saves
+ * nothing either: once EDIT_MIN_CHANGED of the edits seen through its split
+ * were wide (rewrote 3 in 4 partitions, struct mtpc_rebuilds) and they are
+ * 3 in 4 of those seen, it is plain again. Those observations age out of
+ * the history like the rebuilds, so after about MTPC_CACHE_REBUILDS_KEPT
+ * more rebuilds it is tried again: the edits may have moved. The history
+ * decides again at every link: once other modules' changes cause most of
+ * its rebuilds, it is relayed or plain again. Off with graph_conf.relay
+ * NEVER (no history-driven choice at all). */
 #define EDIT_FRACTION 4
 #define EDIT_MIN_CHANGED 2
 
@@ -281,6 +291,8 @@ struct module {
 	                  * not shorten the link's backends (the cores are busy) */
 	int for_edits;   /* split (in parts) for its edits, not for speed
 	                  * (EDIT_FRACTION) */
+	int wide_edits;  /* its edits rewrote most of its partitions when it
+	                  * was split for them: not split for them now */
 	int relay;       /* not split, but compiled as one partition behind the
 	                  * split step's import (RELAY_FRACTION) */
 	int record;      /* its backend/merge step records its time (history) */
@@ -289,7 +301,7 @@ struct module {
 	                  * least half the split threshold, or a relay candidate
 	                  * (mtpc-link runs an inner build for it only when it
 	                  * relinks an output: needs_inner_build) */
-	int rebuilds, forced, changed; /* history: struct module_history */
+	int rebuilds, forced, changed, parted, wide; /* history: struct module_history */
 	char *why;   /* why it is split, relayed or not, for people: "split: cost
 	              * 221348 instructions >= 100000" (graph_choose; the front end
 	              * that decides without it sets its own); heap string or NULL */

@@ -326,7 +326,7 @@ static int cmp_cost_desc(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* "<sep><module> <cost>[ measured][ relayed][ (kept split...)]"; then *sep
+/* "<sep><module> <cost>[ measured][ relayed][ (for its edits)...]"; then *sep
  * becomes ", ". */
 static void module_cost(struct buf *b, const char **sep, const struct module *m, const struct graph_conf *gc)
 {
@@ -338,6 +338,8 @@ static void module_cost(struct buf *b, const char **sep, const struct module *m,
 		buf_add(b, " relayed");
 	if (m->for_edits)
 		buf_add(b, " (for its edits)");
+	else if (!m->split && !m->relay && m->wide_edits && gc->relay != GRAPH_RELAY_NEVER)
+		buf_add(b, " (not for its edits: they rewrite most of its partitions)");
 	if (m->split && !m->for_edits && m->was_split == 1 && m->cost < gc->cost_threshold)
 		buf_add(b, " (kept split: split last time, it stays split down to 3/4 of the threshold)");
 	if (m->held && m->why && !strncmp(m->why, "not split: ", 11)) /* "...; cost N..." (choose.c) */
@@ -420,7 +422,11 @@ void inner_summary(FILE *f, const struct graph *g, const struct graph_conf *gc, 
 void inner_cache_history(void *ctx, const char *module_path, struct module_history *h)
 {
 	h->seconds = mtpc_cache_module_seconds(ctx, module_path, &h->was_split);
-	h->rebuilds = mtpc_cache_module_rebuilds(ctx, module_path, &h->forced);
+	struct mtpc_rebuilds r;
+	h->rebuilds = mtpc_cache_module_rebuilds(ctx, module_path, &r);
+	h->forced = r.forced;
+	h->parted = r.parted;
+	h->wide = r.wide;
 	/* While fewer than the kept number were recorded, the oldest is the
 	 * first ever: a build, not a change. */
 	h->changed = h->rebuilds > 0 ? h->rebuilds - h->forced - (h->rebuilds < MTPC_CACHE_REBUILDS_KEPT) : 0;

@@ -74,10 +74,11 @@ void record_module(const struct step_args *s, double seconds, int n)
 }
 
 /* With --record-module and --module: one rebuild of the module (its
- * backend or a relay's import ran), and whether its own bitcode had
- * changed since the last one (mtpc-link relays a module that other modules'
- * changes keep rebuilding, graph.h). */
-void record_rebuild(const struct step_args *s)
+ * backend or a relay's import ran, or its split for edits: parts partitions,
+ * rewritten of them changed), and whether its own bitcode had changed since
+ * the last one (mtpc-link relays a module that other modules' changes keep
+ * rebuilding, and splits one that its own edits do, graph.h). */
+void record_rebuild(const struct step_args *s, int parts, int rewritten)
 {
 	if (!s->record_module || !s->module)
 		return;
@@ -89,6 +90,6 @@ void record_rebuild(const struct step_args *s)
 	mtpc_hash_hex(data, len, hex);
 	free(data);
 	mtpc_cache *c = open_cache(s);
-	mtpc_cache_record_rebuild(c, s->record_module, hex);
+	mtpc_cache_record_rebuild(c, s->record_module, hex, parts, rewritten);
 	mtpc_cache_close(c);
 }

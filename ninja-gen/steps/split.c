@@ -2,6 +2,7 @@
  * that tells Ninja which slots the module uses, with a fallback through the
  * module's plain backend on any failure (the build never breaks because of
  * MTPC). */
+#define _POSIX_C_SOURCE 200809L /* struct stat's st_mtim */
 #include "steps_int.h"
 #include "steps.h"
 #include "dyndep.h"
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int steps_plan_partitions(const char *text)
@@ -95,12 +97,58 @@ static int run_split(const struct step_args *s, int kmax, char **why)
 	return n;
 }
 
+/* Which partition files a split is about to replace: each one's inode and
+ * modification time (0 if missing). mtpc-split writes a partition only if
+ * it changed, by a rename, so a partition it rewrote has another inode or
+ * time afterwards (and a slot then recompiles it). */
+struct part_stamp {
+	unsigned long long ino;
+	long long mtime_ns;
+};
+
+static void stamp_parts(const struct step_args *s, struct part_stamp *st, int k)
+{
+	for (int i = 0; i < k; i++) {
+		char *bc = xasprintf("%s/" MOD_PARTS "/" SPLIT_PART_FMT, s->dir, i);
+		struct stat sb;
+		if (stat(bc, &sb) == 0) {
+			st[i].ino = (unsigned long long)sb.st_ino;
+			st[i].mtime_ns = (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+		} else {
+			st[i].ino = 0;
+			st[i].mtime_ns = 0;
+		}
+		free(bc);
+	}
+}
+
+/* How many of the n partitions differ from their stamps in before[]. */
+static int parts_rewritten(const struct step_args *s, const struct part_stamp *before, int n)
+{
+	struct part_stamp *after = xcalloc((size_t)n, sizeof *after);
+	stamp_parts(s, after, n);
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		k += !before[i].ino || after[i].ino != before[i].ino || after[i].mtime_ns != before[i].mtime_ns;
+	free(after);
+	return k;
+}
+
 int split_step(const struct step_args *s)
 {
 	int kmax = atoi(s->kmax);
 	char *why = NULL;
-	record_rebuild(s); /* a relayed module's, or one split for its edits */
+	/* A relayed module's rebuild, or one split for its edits: recorded
+	 * with how many partitions the split rewrote (what an edit reran). */
+	struct part_stamp *before = NULL;
+	if (s->record_module && kmax >= 2) {
+		before = xcalloc((size_t)kmax, sizeof *before);
+		stamp_parts(s, before, kmax);
+	}
 	int n = kmax >= 1 ? run_split(s, kmax, &why) : -1, unused = n == NOT_USED;
+	if (s->record_module)
+		record_rebuild(s, before && n >= 2 ? n : 0, before && n >= 2 ? parts_rewritten(s, before, n) : 0);
+	free(before);
 	if (n < 0 && why && out_of_space(why)) {
 		/* No fallback dyndep: it would stay trusted (see out_of_space). */
 		mtpc_error("splitting %s failed (%s)", s->module, why);

@@ -26,7 +26,7 @@ static int compile_step(const struct step_args *s)
 	if (s->kind == STEP_BACKEND) {
 		if (r == 0) {
 			record_module(s, sec, 0);
-			record_rebuild(s);
+			record_rebuild(s, 0, 0);
 		}
 		return r;
 	}

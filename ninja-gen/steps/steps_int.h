@@ -32,10 +32,12 @@ int compile_checked(const struct step_args *s, double *seconds, long long *bytes
 
 /* Plan cache records (record.c): a slot's time and object size under its
  * plan's key; with --record-module, a module's backend seconds (seconds < 0:
- * the sum of its n slots' recorded times) and one rebuild of it. */
+ * the sum of its n slots' recorded times) and one rebuild of it (through a
+ * split of parts partitions, rewritten of them changed; 0 and 0: compiled
+ * whole). */
 void record_timing(const struct step_args *s, double seconds, long long bytes);
 void record_module(const struct step_args *s, double seconds, int n);
-void record_rebuild(const struct step_args *s);
+void record_rebuild(const struct step_args *s, int parts, int rewritten);
 
 int thinlink_step(const struct step_args *s);
 int split_step(const struct step_args *s);

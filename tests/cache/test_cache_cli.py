@@ -414,7 +414,7 @@ def test_gc_by_size(db, env):
 
 def test_export(filled, env):
     j = json.loads(mc("export", "--cache", filled, "--json", env=env).stdout)
-    assert j["format"] == "mtpc-cache-export" and j["schema_version"] == 3
+    assert j["format"] == "mtpc-cache-export" and j["schema_version"] == 4
     assert [p["module_hash"] for p in j["plans"]] == [HASH_A, HASH_B]
     a = j["plans"][0]
     assert a["plan"]["partitions"][0]["measured_seconds"] == 1.5

@@ -314,3 +314,31 @@ def test_split_for_edits(tmp_path):
     out = run(["cmake", "--build", bdir], env=env).stdout
     assert "for its edits" not in summary_line(out, "dbg")
     assert not re.findall(r"MTPC slot calc\.c\.o", out)
+
+
+def test_split_for_edits_wide(tmp_path):
+    """A module split for its edits whose edits rewrite every partition (a change in the
+    body every function shares) saves nothing split: after two such edits seen through its
+    split it is one plain backend again, and the summary says why."""
+    env = user_env(tmp_path)
+    src = tmp_path / "src"
+    shutil.copytree(PROJECTS / "debug", src)
+    bdir = tmp_path / "b"
+    configure_default(src, bdir, ["-DMTPC_SPLIT_COST=1000000000"])
+    run(["cmake", "--build", bdir], env=env)
+    cost = module_costs(bdir)["calc.c.o"]
+    configure_default(src, bdir, [f"-DMTPC_SPLIT_COST={cost * 2}"])
+    seen = []
+    for k in range(1, 8):
+        text = (src / "calc.c").read_text()
+        old = f"acc = lib_mix(acc, i) % {100003 + k - 1};"
+        assert old in text
+        (src / "calc.c").write_text(text.replace(old, f"acc = lib_mix(acc, i) % {100003 + k};", 1))
+        out = run(["cmake", "--build", bdir], env=env).stdout
+        line = summary_line(out, "dbg")
+        slots = re.findall(r"MTPC slot calc\.c\.o-[0-9a-f]+ p(\d+)", out)
+        seen.append(("for its edits" in line and "not for its edits" not in line, len(slots)))
+    # links 1-3 plain (the history builds up), link 4 the first split (nothing to compare
+    # with), links 5 and 6 each rewrite both partitions, link 7 plain again
+    assert seen == [(False, 0), (False, 0), (False, 0), (True, 2), (True, 2), (True, 2), (False, 0)], seen
+    assert "calc.c.o" in line and "not for its edits: they rewrite most of its partitions" in line, line

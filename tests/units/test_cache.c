@@ -128,7 +128,7 @@ static void test_store_lookup(void)
 	mtpc_cache *c = mtpc_cache_open(path, 0);
 	char *s;
 	CHECK(c != NULL);
-	CHECK(sql_int(path, "PRAGMA user_version") == 3); /* schema v3: module_rebuilds */
+	CHECK(sql_int(path, "PRAGMA user_version") == 4); /* schema v4: module_rebuilds.parts, parted, wide */
 	CHECK(sql_int(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode()") == 1);
 	CHECK(mtpc_cache_lookup(c, "h1", "o1") == NULL);
 	CHECK(mtpc_cache_lookup_previous(c, "m.o", "o1") == NULL);
@@ -422,19 +422,70 @@ static void test_rebuilds(void)
 {
 	char *path = tpath("rebuilds.sqlite");
 	mtpc_cache *c = mtpc_cache_open(path, 0);
-	int forced = -1;
-	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &forced) == 0 && forced == 0);
-	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h1") == 0); /* the first: not forced */
-	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &forced) == 1 && forced == 0);
-	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h1") == 0); /* same bitcode: forced */
-	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h2") == 0); /* its own edit */
-	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h2") == 0); /* forced */
-	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &forced) == 4 && forced == 2);
+	struct mtpc_rebuilds r;
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 0 && r.forced == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h1", 0, 0) == 0); /* the first: not forced */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 1 && r.forced == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h1", 0, 0) == 0); /* same bitcode: forced */
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h2", 0, 0) == 0); /* its own edit */
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h2", 0, 0) == 0); /* forced */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 4 && r.forced == 2 && r.parted == 0);
 	for (int i = 0; i < 8; i++)
-		CHECK(mtpc_cache_record_rebuild(c, "m.o", i % 2 ? "h3" : "h4") == 0); /* all own edits */
-	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &forced) == 8 && forced == 0);
-	CHECK(mtpc_cache_module_rebuilds(c, "other.o", &forced) == 0 && forced == 0);
-	CHECK(mtpc_cache_record_rebuild(c, "", "h") == -1);
+		CHECK(mtpc_cache_record_rebuild(c, "m.o", i % 2 ? "h3" : "h4", 0, 0) == 0); /* all own edits */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 8 && r.forced == 0);
+	CHECK(mtpc_cache_module_rebuilds(c, "other.o", &r) == 0 && r.forced == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "", "h", 0, 0) == -1);
+	mtpc_cache_close(c);
+	free(path);
+}
+
+/* Edits seen through a split: only an own change through a split of as many
+ * partitions as the rebuild before counts (the first split compares with
+ * nothing); a wide one rewrote at least 3 in 4 of them; both age out. */
+static void test_rebuild_parts(void)
+{
+	char *path = tpath("rebuild_parts.sqlite");
+	mtpc_cache *c = mtpc_cache_open(path, 0);
+	struct mtpc_rebuilds r;
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h1", 0, 0) == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h2", 4, 4) == 0); /* first split: no observation */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 2 && r.parted == 0 && r.wide == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h3", 4, 1) == 0); /* narrow */
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h4", 4, 3) == 0); /* wide: 3 of 4 */
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h4", 4, 4) == 0); /* forced: not an edit */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 5 && r.parted == 2 && r.wide == 1 && r.forced == 1);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h5", 2, 2) == 0); /* another count: no observation */
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h6", 2, 2) == 0); /* wide */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 7 && r.parted == 3 && r.wide == 2);
+	for (int i = 0; i < 6; i++) /* compiled whole: the observations age out */
+		CHECK(mtpc_cache_record_rebuild(c, "m.o", i % 2 ? "h7" : "h8", 0, 0) == 0);
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 8 && r.parted == 1 && r.wide == 1);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h9", 2, 1) == 0); /* after a whole one: no observation */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 8 && r.parted == 1 && r.wide == 1); /* h6: the oldest kept */
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h10", 2, 1) == 0); /* narrow; h6 out */
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 8 && r.parted == 1 && r.wide == 0);
+	mtpc_cache_close(c);
+	free(path);
+}
+
+/* A version 3 cache (before module_rebuilds.parts, parted, wide) is
+ * migrated on open, and its rebuild history kept. */
+static void test_migrate_v3(void)
+{
+	char *path = tpath("v3.sqlite");
+	mtpc_cache *c = mtpc_cache_open(path, 0);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h1", 0, 0) == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h1", 0, 0) == 0);
+	mtpc_cache_close(c);
+	CHECK(sql_run(path, "ALTER TABLE module_rebuilds DROP COLUMN parts; ALTER TABLE module_rebuilds DROP COLUMN "
+			    "parted; ALTER TABLE module_rebuilds DROP COLUMN wide; PRAGMA user_version = 3;") == SQLITE_OK);
+	c = mtpc_cache_open(path, 0);
+	CHECK(sql_int(path, "PRAGMA user_version") == 4);
+	struct mtpc_rebuilds r;
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 2 && r.forced == 1 && r.parted == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h2", 2, 1) == 0);
+	CHECK(mtpc_cache_record_rebuild(c, "m.o", "h3", 2, 2) == 0);
+	CHECK(mtpc_cache_module_rebuilds(c, "m.o", &r) == 4 && r.parted == 1 && r.wide == 1);
 	mtpc_cache_close(c);
 	free(path);
 }
@@ -447,6 +498,8 @@ int main(int argc, char **argv)
 	test_store_lookup();
 	test_gc();
 	test_rebuilds();
+	test_rebuild_parts();
+	test_migrate_v3();
 	test_failures();
 	test_concurrency();
 	return CHECK_REPORT();
