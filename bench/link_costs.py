@@ -40,11 +40,13 @@ switches between the pinned and the default link settings (only link commands ch
 outer .ninja_log of each run is checked to hold nothing but link edges and CMake's library
 symlinks).
 
-Projects (--projects, comma separated): libuv1 (default; the wrap_sweep project whose links
-hold the most ThinLTO modules: the test and benchmark runners link every test file, ~470
-modules in 4 links, against libjpeg-turbo's ~370 in 18), googletest (its own tests,
--Dgtest_build_tests=ON, as a unity build: -DCMAKE_UNITY_BUILD=ON; ~50 links, each with
-gtest-all.cc), or any other wrap_sweep project.
+Projects (--projects, comma separated; default the first three): libuv1 (the wrap_sweep
+project whose links hold the most ThinLTO modules: the test and benchmark runners link every
+test file, ~470 modules in 4 links, against libjpeg-turbo's ~370 in 18), googletest (its own
+tests, -Dgtest_build_tests=ON, as a unity build: -DCMAKE_UNITY_BUILD=ON; ~50 links, each with
+gtest-all.cc), pcre2-unity (PCRE2's 8-, 16- and 32-bit libraries unity-built: 8 links at
+once, 52 modules, the 111k-instruction JIT+matcher module in six of them), or any other
+wrap_sweep project.
 
 Usage:
   /usr/bin/python3 bench/link_costs.py --json bench/out/link_costs.json
@@ -80,9 +82,19 @@ CONFIGS = ("plain", "mtpc")
 EXTRA_PROJECTS = {
     "googletest": {"wrap": "googletest", "src": "googletest", "var": "SRC_DIR",
                    "need": "googletest/CMakeLists.txt", "defs": ["-DCMAKE_UNITY_BUILD=ON"]},
+    # PCRE2 as Debian builds it (the 8-, 16- and 32-bit libraries, shared and static, JIT)
+    # with unity-built libraries: each width's library is 4 unity modules (one of them
+    # holds the JIT compiler and the matcher); pcre2test and pcre2_jit_test link all three
+    # static ones, the other programs and the shared libraries link at the same time.
+    # pcre2_jit_test fails 4 patterns of its 16- and 32-bit modes in every unity build of
+    # PCRE2 10.42, with or without LTO (it passes built without unity): the same in both.
+    "pcre2-unity": {"wrap": "pcre2", "src": "pcre2", "var": "PCRE2_SOURCE_DIR",
+                    "need": "CMakeLists.txt", "test_env": {"srcdir": "{source}"},
+                    "defs": ["-DCMAKE_UNITY_BUILD=ON", "-DPCRE2_BUILD_PCRE2_16=ON",
+                             "-DPCRE2_BUILD_PCRE2_32=ON"]},
 }
-ALIASES = {"gtest": "googletest", "googletest-unity": "googletest"}
-DEFAULT_PROJECTS = "libuv1,googletest"
+ALIASES = {"gtest": "googletest", "googletest-unity": "googletest", "pcre-unity": "pcre2-unity"}
+DEFAULT_PROJECTS = "libuv1,googletest,pcre2-unity"
 
 # CMake's Ninja rules: the link edges of executables, shared and module libraries (static
 # libraries are archives: the same in both configs, not relinked) and their symlinks.
