@@ -250,6 +250,17 @@ def module_costs(edges):
     return res
 
 
+def module_counts(edges):
+    """{module key: {kind: edges}}: how many edges of each kind each module ran (a split
+    module's slots)."""
+    res = {}
+    for e in edges:
+        if e.get("module"):
+            d = res.setdefault(e["module"], {})
+            d[e["kind"]] = d.get(e["kind"], 0) + 1
+    return res
+
+
 def link_outputs(rules):
     """The outputs of the link edges among {output: rule} (the first output of each)."""
     return sorted(o for o, r in rules.items() if LINK_RULE_RE.match(r))
@@ -265,6 +276,8 @@ def account(outer_log_text, outer_rules, bdir, cpu, config, timeline=None, inner
     edges = add_cpu(log_edges(outer_log_text), outer_log_text, timeline)
     outer = kinds_of(edges, outer_rules, outer_kind)
     res = {"outer": outer, "outer_seconds": sum(e["seconds"] for e in edges),
+           "links": {e["outputs"][0]: e["seconds"] for e in edges
+                     if outer_kind(outer_rules.get(e["outputs"][0])) == "link"},
            "edge_seconds": "cpu" if timeline is not None else "duration",
            "outer_durations": sum(e["duration"] for e in edges),
            "other_edges": [e["outputs"][0] for e in edges
@@ -284,7 +297,8 @@ def account(outer_log_text, outer_rules, bdir, cpu, config, timeline=None, inner
                 t["seconds"] += d["seconds"]
             own += e["seconds"] - total
             per_link.append({"output": out, "seconds": e["seconds"], "inner_seconds": total,
-                             "kinds": k, "modules": module_costs(iedges)})
+                             "kinds": k, "modules": module_costs(iedges),
+                             "module_counts": module_counts(iedges)})
         res.update(inner=inner, mtpc_link_own=own, per_link=per_link)
     res["rest"] = cpu - res["outer_seconds"]
     return res
@@ -406,25 +420,33 @@ def run_pinned(cmd, env, cpu, name):
     return m, timeline
 
 
-def log_offset_ns(text):
+def log_offset_ns(text, window=None):
     """Where a .ninja_log's clock (ms since that ninja started) lies on the wall clock: the
     median over its entries of mtime - end. Ninja records an output's mtime after the edge
     ends for restat rules (every inner rule but the final link), and the outputs of links
-    are written at their end, so most entries give the end of their edge."""
+    are written at their end, so most entries give the end of their edge. window: (first,
+    last) wall ns of the run: an entry whose output kept an older mtime (restat: a relink's
+    unchanged partitions, merges, shards; most entries after an edit) says nothing about
+    this run's clock and is left out."""
     d = []
     for line in text.splitlines():
         f = line.split("\t")
         if len(f) == 5 and not line.startswith("#"):
             try:
-                d.append(int(f[2]) - int(f[1]) * 1_000_000)
+                mtime, end = int(f[2]), int(f[1])
             except ValueError:
-                pass
+                continue
+            if window and not window[0] <= mtime <= window[1]:
+                continue
+            d.append(mtime - end * 1_000_000)
     return int(lib.median(d)) if d else None
 
 
 def add_cpu(edges, text, timeline):
     """Each edge's 'cpu' (from the timeline; else its duration), 'seconds' set to it."""
-    off = log_offset_ns(text) if timeline is not None else None
+    off = None
+    if timeline is not None and timeline.samples:
+        off = log_offset_ns(text, (timeline.samples[0][0], timeline.samples[-1][0] + 1_000_000_000))
     for e in edges:
         e["duration"] = e["seconds"]
         if off is not None:

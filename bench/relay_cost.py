@@ -58,6 +58,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import lib  # noqa: E402
 import link_costs as lc  # noqa: E402
+import predict  # noqa: E402
 import wrap_sweep  # noqa: E402
 
 # The default edit: googletest's Message::GetString, a small function every test module's
@@ -74,6 +75,7 @@ CONFIGS = (("plain", "plain", []),
            ("auto", "mtpc", ["-DMTPC_RELAY=auto", "-DMTPC_MAX_PARTITIONS=2"]))
 DEFAULT_CONFIGS = "plain,never,always"
 CORES = 2   # this machine's: the builds' -j, and --wall's
+PREDICT_CORES = (2, 16)  # the pinned run's edges list-scheduled on these many cores
 DEFAULTS = ["-DMTPC_RELAY=auto", "-DMTPC_MAX_PARTITIONS="]   # restored at the end
 MARK = "/* relay_cost.py edit */"
 
@@ -144,6 +146,85 @@ def edit_figures(run, metric="cpu"):
     return {"cpu": run[metric], "split_for_edits": split_for_edits, "slots": slots}
 
 
+def link_graph(pl, jobs, deps, scale=1.0, whole=False):
+    """One link's edges as jobs (name: seconds) and deps (name: names it waits for), from
+    its accounting (link_costs.account's per_link entry): mtpc-link's own time first (the
+    link edge minus its inner edges: parsing, the cost estimate, starting ninja), the thin
+    link, each module's plain backend or split, slots (its slot CPU shared evenly) and
+    merge, then the final link. whole: every module one backend of all its edges' CPU (a
+    plain link's lld compiles each module once), and no own time. Each job's seconds times
+    scale."""
+    name, kinds = pl["output"], pl.get("kinds", {})
+    counts = pl.get("module_counts", {})
+    thin_s = kinds.get("thinlink", {}).get("seconds", 0.0)
+    link_s = kinds.get("link", {}).get("seconds", 0.0)
+    mods = sum(sum(k.values()) for k in pl.get("modules", {}).values())
+    thin, ends = f"{name}|thinlink", []
+    if whole:
+        jobs[thin], deps[thin] = thin_s * scale, set()
+    else:
+        own = f"{name}|own"
+        jobs[own], deps[own] = max(pl["seconds"] - thin_s - link_s - mods, 0.0) * scale, set()
+        jobs[thin], deps[thin] = thin_s * scale, {own}
+    for key, k in sorted(pl.get("modules", {}).items()):
+        base = f"{name}|{key}"
+        if whole or set(k) == {"backend"}:
+            jobs[base], deps[base] = sum(k.values()) * scale, {thin}
+            ends.append(base)
+            continue
+        prev = thin
+        if "split" in k:
+            jobs[base + "|split"], deps[base + "|split"] = k["split"] * scale, {thin}
+            prev = base + "|split"
+        n = counts.get(key, {}).get("slot", 1) if "slot" in k else 0
+        slots = [f"{base}|slot{i}" for i in range(n)]
+        for s in slots:
+            jobs[s], deps[s] = k["slot"] / n * scale, {prev}
+        if "merge" in k:
+            jobs[base + "|merge"], deps[base + "|merge"] = k["merge"] * scale, set(slots) or {prev}
+            ends.append(base + "|merge")
+        else:
+            ends.extend(slots or [prev])
+        if "backend" in k:  # a failed split's fallback
+            jobs[base + "|backend"], deps[base + "|backend"] = k["backend"] * scale, {prev}
+            ends.append(base + "|backend")
+    final = f"{name}|link"
+    jobs[final], deps[final] = link_s * scale, set(ends) or {thin}
+
+
+def predict_edit(plain_run, mtpc_run, ref_run, cores):
+    """Predicted links phase after an edit on `cores` cores (predict.list_schedule of the
+    pinned run's per-edge CPU): MTPC from its own edges; plain lld links, whose backends run
+    inside one process, modelled by the edges of ref_run (MTPC's first relink, where every
+    module was compiled once) scaled to each plain link's measured CPU. A link without such
+    edges (it ran lld in-process in both) is one job; so are the other edges together.
+    Returns {"plain": s, "mtpc": s, "ratio": mtpc / plain, "unmodelled": links}."""
+    out = {}
+    ref = {pl["output"]: pl for pl in ref_run["accounting"].get("per_link", [])}
+    for side, run in (("plain", plain_run), ("mtpc", mtpc_run)):
+        acc, jobs, deps, unmodelled = run["accounting"], {}, {}, 0
+        per_link = {pl["output"]: pl for pl in acc.get("per_link", [])}
+        for link, secs in sorted(acc.get("links", {}).items()):
+            pl = per_link.get(link) if side == "mtpc" else ref.get(link)
+            if pl and pl.get("modules"):
+                if side == "mtpc":
+                    link_graph(pl, jobs, deps)
+                else:
+                    total = sum(sum(k.values()) for k in pl["modules"].values()) + sum(
+                        pl.get("kinds", {}).get(k, {}).get("seconds", 0.0) for k in ("thinlink", "link"))
+                    link_graph(pl, jobs, deps, secs / total if total > 0 else 0.0, whole=True)
+            else:
+                jobs[link], deps[link] = secs, set()
+                unmodelled += 1
+        other = acc.get("outer", {}).get("other", {}).get("seconds", 0.0)
+        if other > 0:
+            jobs["|other"], deps["|other"] = other, set()
+        out[side] = predict.list_schedule(jobs, deps, cores)[0]
+        out[side + "_unmodelled"] = unmodelled
+    out["ratio"] = lib.ratio(out["mtpc"], out["plain"])
+    return out
+
+
 def summarize(runs, metric="cpu"):
     """The tables' figures out of the runs of one round: per config the links phase from
     scratch and after the last edit (and after each edit), in CPU or wall seconds (metric;
@@ -154,6 +235,11 @@ def summarize(runs, metric="cpu"):
         s[name] = {step: runs[name][step][metric] for step in ("scratch", "edit")}
         s[name]["edits"] = [edit_figures(r, metric) for r in
                             runs[name].get("edits", [runs[name]["edit"]])]
+        edits = runs[name].get("edits", [runs[name]["edit"]])
+        if metric == "cpu" and name != "plain" and "plain" in runs and \
+                "links" in runs["plain"]["edit"].get("accounting", {}):
+            s[name]["predicted"] = {str(c): predict_edit(runs["plain"]["edit"], edits[-1], edits[0], c)
+                                    for c in PREDICT_CORES}
     if "never" not in runs or "always" not in runs:
         return s
     never, always = modules_of(runs["never"]["scratch"]), modules_of(runs["always"]["scratch"])
@@ -201,6 +287,21 @@ def report(res):
         label = step if step == "scratch" or nedits == 1 else f"edit {nedits} (last)"
         lines.append(f"| {label} | " + " | ".join(f(v[n]) for n in names) + "".join(
             f" | {f(lib.ratio(v[n], v['plain']), 3)}" for n in mtpc) + " |")
+    for n in mtpc:
+        preds = [r[n]["predicted"] for r in res["rounds"] if "predicted" in r.get(n, {})]
+        if not preds:
+            continue
+        lines += ["", f"Predicted links phase after the last edit, {n} (a prediction: this run's "
+                  "per-edge CPU list-scheduled on N cores; plain's lld links modelled by the "
+                  "edges of MTPC's first relink, where every module compiled once, scaled to "
+                  "each plain link's measured CPU), median of the rounds:", "",
+                  "| cores | plain s | MTPC s | MTPC / plain |", "| ---: | ---: | ---: | ---: |"]
+        for c in preds[0]:
+            v = {k: lib.median([p[c][k] for p in preds]) for k in ("plain", "mtpc", "ratio")}
+            lines.append(f"| {c} | {f(v['plain'])} | {f(v['mtpc'])} | {f(v['ratio'], 3)} |")
+        um = max(p[c]["plain_unmodelled"] + p[c]["mtpc_unmodelled"] for p in preds for c in p)
+        if um:
+            lines.append(f"({um} links had no per-edge figures and count as one job each.)")
     for i, r in enumerate(res["rounds"]):
         if nedits > 1:
             lines += ["", f"Round {i + 1}, each edit: links phase {'wall' if res.get('wall') else 'CPU'} s "

@@ -169,3 +169,21 @@ def test_relink_counts_only_its_own_inner_entries(tmp_path):
     assert total == pytest.approx(1.3)
     whole = link_costs.inner_costs(inner, offset=10 ** 9)[0]
     assert whole["slot"]["count"] == 2
+
+
+def test_log_clock_from_outputs_written_in_the_run():
+    """An inner .ninja_log's clock is placed on the wall clock by its entries' output mtimes:
+    after an edit most outputs keep an older mtime (restat), which would move the clock and
+    give the edges another interval's CPU; only mtimes inside the run count."""
+    start = 1_700_000_000 * 10**9          # the ninja started here
+    run = (start, start + 60 * 10**9)
+    lines = ["# ninja log v5"]
+    # two edges that wrote their outputs at their end (ms 1000 and 3000)
+    lines.append(f"0\t1000\t{start + 1000 * 10**6}\tmod/a/p0.o\tx")
+    lines.append(f"1000\t3000\t{start + 3000 * 10**6}\tlink.out\ty")
+    # three restat edges whose outputs kept last week's mtime
+    for i in range(3):
+        lines.append(f"3000\t3100\t{start - 7 * 86400 * 10**9}\tmod/b/p{i}.bc\tz{i}")
+    text = "\n".join(lines) + "\n"
+    assert link_costs.log_offset_ns(text, run) == start
+    assert link_costs.log_offset_ns(text) != start   # the old rule: the median is an old mtime

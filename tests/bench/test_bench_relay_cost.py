@@ -107,3 +107,45 @@ def test_successive_edits_and_configs():
     assert "| edit 3 (last) | 9.10 | 5.00 | 0.549 |" in text, text
     assert "| 3 | 9.10 | 5.00 (2, 1) | 0.549 |" in text, text
     assert "relayed modules" not in text
+
+
+def link(output, seconds, modules, counts=None, thin=0.5, final=0.5):
+    inner = sum(sum(k.values()) for k in modules.values()) + thin + final
+    return {"output": output, "seconds": seconds, "inner_seconds": inner,
+            "kinds": {"thinlink": {"count": 1, "seconds": thin}, "link": {"count": 1, "seconds": final}},
+            "modules": modules, "module_counts": counts or {}}
+
+
+def acc_run(cpu, links, per_link=None):
+    return {"cpu": cpu, "accounting": {"links": links, "per_link": per_link or []}}
+
+
+def test_predicted_edit_schedules_each_edge():
+    """Two links, each a 4 s library module and a 1 s test module. Plain (lld in-process,
+    4 s + 1 s + 1 s of thin and final link per link, 6 s each) is modelled by MTPC's first
+    relink; after the last edit MTPC reran only one 1 s slot of the library (split in two)
+    and its merge (0.2 s of mtpc-link's own). On 1 core the prediction is the total work;
+    on 16, each link's chain."""
+    first = acc_run(12.4, {"a": 6.2, "b": 6.2}, [
+        link("a", 6.2, {"lib": {"backend": 4.0}, "t": {"backend": 1.0}}),
+        link("b", 6.2, {"lib": {"backend": 4.0}, "t": {"backend": 1.0}})])
+    last = acc_run(8.0, {"a": 4.0, "b": 4.0}, [
+        link("a", 4.0, {"lib": {"split": 0.6, "slot": 1.0, "merge": 0.2}, "t": {"backend": 1.0}},
+             {"lib": {"split": 1, "slot": 1, "merge": 1}, "t": {"backend": 1}}),
+        link("b", 4.0, {"lib": {"split": 0.6, "slot": 1.0, "merge": 0.2}, "t": {"backend": 1.0}},
+             {"lib": {"split": 1, "slot": 1, "merge": 1}, "t": {"backend": 1}})])
+    plain = acc_run(12.0, {"a": 6.0, "b": 6.0})
+    p1 = relay_cost.predict_edit(plain, last, first, 1)
+    assert p1["plain"] == pytest.approx(12.0) and p1["mtpc"] == pytest.approx(8.0)
+    p16 = relay_cost.predict_edit(plain, last, first, 16)
+    # plain: thin 0.5 -> lib 4.0 -> link 0.5, scaled by 6.0 / 6.0 (own time not modelled)
+    assert p16["plain"] == pytest.approx(5.0)
+    # MTPC: own 0.2 -> thin 0.5 -> split 0.6 -> slot 1.0 -> merge 0.2 -> link 0.5
+    assert p16["mtpc"] == pytest.approx(3.0) and p16["ratio"] == pytest.approx(0.6)
+    assert p16["plain_unmodelled"] == 0 and p16["mtpc_unmodelled"] == 0
+    runs = {"plain": {"scratch": plain, "edit": plain, "edits": [plain, plain]},
+            "auto": {"scratch": first, "edit": last, "edits": [first, last]}}
+    s = relay_cost.summarize(runs)
+    assert s["auto"]["predicted"]["16"]["ratio"] == pytest.approx(0.6)
+    text = relay_cost.report({"project": "p", "edit": "x.cc:f", "cpu": 1, "rounds": [s]})
+    assert "| 16 | 5.00 | 3.00 | 0.600 |" in text
