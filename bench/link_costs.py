@@ -20,7 +20,7 @@ Both are Release builds with clang/lld of MTPC's LLVM (`cmake -G Ninja -S bench/
      `-Wl,--thinlto-jobs=1` (CMAKE_{EXE,SHARED,MODULE}_LINKER_FLAGS) for plain, so that every
      edge runs after the other on one CPU (the VM's cpu0 is ~1.6x slower than cpu1: one CPU,
      the same for both). CPU = user + sys of the whole process tree (os.wait4 rusage of the
-     ninja process). --pinned-runs runs of each config, interleaved (plain, mtpc, plain,
+     ninja process). --pinned-runs runs of each config, interleaved A B B A (plain, mtpc, mtpc,
      ...): ratio of the medians MTPC / plain (and each pair's), goal <= 1.05;
   3. per-edge accounting of that run (of the run of median CPU). MTPC: each inner build's .ninja_log (edges by the rule
      its build.ninja gives their outputs: thin link, import + split, slot, merge, plain
@@ -32,7 +32,7 @@ Both are Release builds with clang/lld of MTPC's LLVM (`cmake -G Ninja -S bench/
      CPU time (the wall of the whole run is printed beside the CPU to show how close);
   4. the links phase's wall on the machine's cores: ninja -j <cores>, MTPC's defaults,
      plain with `-Wl,--thinlto-jobs=<cores>`; --runs runs of each config interleaved
-     (plain, mtpc, plain, mtpc, ...), each from deleted outputs and a fresh plan cache;
+     A B B A (plain, mtpc, mtpc, plain, ...), each from deleted outputs and a fresh plan cache;
      medians, min and max, ratio of the medians (goal: MTPC <= plain);
   5. the project's ctest in both builds (after the last run: the outputs of the defaults).
 Nothing here is a prediction: every figure is measured in this run. A CMake reconfigure
@@ -110,6 +110,12 @@ INNER_KINDS = (("thinlink", "thin link (index only)"), ("split", "import + split
 
 def log(msg):
     print(msg, flush=True)
+
+
+def abba(i):
+    """The configs in the order of round i of interleaved runs: plain, mtpc, then mtpc,
+    plain, ... (A B B A)."""
+    return CONFIGS if i % 2 == 0 else CONFIGS[::-1]
 
 
 def project_spec(name):
@@ -635,11 +641,12 @@ def bench_project(name, spec, tc, args, work):
     builds = make_builds(name, spec, source, tc, work, args.cores)
     r["full_build"] = {c: full_build(b, tc, args.reuse_builds, args.timeout)
                        for c, b in builds.items()}
-    # 1-3: the pinned links phase, plain then MTPC, --pinned-runs times interleaved; the
-    # accounting table is the run of median CPU of each config
+    # 1-3: the pinned links phase, --pinned-runs times interleaved A B B A (abba: a drift of
+    # the machine in time weighs on both configs alike); the accounting table is the run of
+    # median CPU of each config
     runs = {c: [] for c in CONFIGS}
     for i in range(args.pinned_runs):
-        for c in CONFIGS:
+        for c in abba(i):
             log(f"  {c}: links phase pinned to cpu {args.cpu}, -j1, run {i + 1}")
             p = builds[c].links_run(True, f"pinned{i + 1}", args.cpu)
             runs[c].append(p)
@@ -655,7 +662,7 @@ def bench_project(name, spec, tc, args, work):
         builds[c].configure(False, builds[c].bdir / "configure.log")
     r["wall_runs"] = {c: [] for c in CONFIGS}
     for i in range(args.runs):
-        for c in CONFIGS:
+        for c in abba(i):
             w = builds[c].links_run(False, f"wall{i + 1}")
             r["wall_runs"][c].append(w)
             log(f"  {c}: links phase -j{args.cores}, run {i + 1}: wall {w['wall']:.2f} s, "

@@ -187,3 +187,8 @@ def test_log_clock_from_outputs_written_in_the_run():
     text = "\n".join(lines) + "\n"
     assert link_costs.log_offset_ns(text, run) == start
     assert link_costs.log_offset_ns(text) != start   # the old rule: the median is an old mtime
+
+
+def test_interleaved_runs_alternate_abba():
+    assert [c for i in range(4) for c in link_costs.abba(i)] == \
+        ["plain", "mtpc", "mtpc", "plain", "plain", "mtpc", "mtpc", "plain"]
