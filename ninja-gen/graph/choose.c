@@ -239,7 +239,7 @@ static void explain(const struct graph_conf *gc, struct module *m)
 				   measured, gc->cost_threshold);
 	else if (m->wide_edits && !m->relay && gc->relay != GRAPH_RELAY_NEVER)
 		m->why = xasprintf("not split: cost %lld instructions%s < %lld; not for its edits either: %d of the "
-				   "last %d it was split for rewrote most of its partitions", m->cost, measured,
+				   "%d edits seen through its split rewrote most of its partitions", m->cost, measured,
 				   gc->cost_threshold, m->wide, m->parted);
 	else if (m->relay && gc->relay == GRAPH_RELAY_ALWAYS)
 		m->why = xasprintf("relayed: cost %lld instructions%s >= relay cost %lld (--relay always)", m->cost,

@@ -274,36 +274,45 @@ def test_relay_only_on_evidence(tmp_path):
     assert relayed == [[], [], [], [], ["calc.c.o"]], relayed
 
 
+def edited_builds(tmp_path, edit, links):
+    """The debug sample built through MTPC with calc.c costing half the split threshold (a
+    quarter is the least a split for edits takes), then `links` times calc.c edited by
+    edit(text, k) and rebuilt: (env, src, bdir, cost, [(summary line, slots run)])."""
+    env = user_env(tmp_path)
+    src = tmp_path / "src"
+    shutil.copytree(PROJECTS / "debug", src)
+    bdir = tmp_path / "b"
+    configure_default(src, bdir, ["-DMTPC_SPLIT_COST=1000000000"])
+    run(["cmake", "--build", bdir], env=env)
+    cost = module_costs(bdir)["calc.c.o"]
+    configure_default(src, bdir, [f"-DMTPC_SPLIT_COST={cost * 2}"])
+    seen = []
+    for k in range(1, links + 1):
+        (src / "calc.c").write_text(edit((src / "calc.c").read_text(), k))
+        out = run(["cmake", "--build", bdir], env=env).stdout
+        seen.append((summary_line(out, "dbg"), len(re.findall(r"MTPC slot calc\.c\.o-[0-9a-f]+ p(\d+)", out))))
+    return env, src, bdir, cost, seen
+
+
+def replaced(text, old, new):
+    assert old in text
+    return text.replace(old, new, 1)
+
+
 def test_split_for_edits(tmp_path):
     """A module below the split threshold that its own edits keep rebuilding (calc.c, costing
     half the threshold) is split for its edits once the history shows two of them: then an
     edit of one function recompiles one of its two partitions, not the module, and the
     program prints what a plain ThinLTO build of the same source prints. MTPC_RELAY=never
     turns it off."""
-    env = user_env(tmp_path)
-    src = tmp_path / "src"
-    shutil.copytree(PROJECTS / "debug", src)
-    bdir, plain = tmp_path / "b", tmp_path / "plain"
-    configure_default(src, bdir, ["-DMTPC_SPLIT_COST=1000000000"])
-    run(["cmake", "--build", bdir], env=env)
-    cost = module_costs(bdir)["calc.c.o"]
-    # calc.c costs half the threshold: a quarter is the least a split for edits takes
-    configure_default(src, bdir, [f"-DMTPC_SPLIT_COST={cost * 2}"])
-    seen = []
-    for k in range(1, 6):
-        text = (src / "calc.c").read_text()
-        old = f"n += lib_trace(1){'' if k == 1 else f' + {k - 1}'};"
-        assert old in text
-        (src / "calc.c").write_text(text.replace(old, f"n += lib_trace(1) + {k};", 1))
-        out = run(["cmake", "--build", bdir], env=env).stdout
-        line = summary_line(out, "dbg")
-        slots = re.findall(r"MTPC slot calc\.c\.o-[0-9a-f]+ p(\d+)", out)
-        seen.append(("for its edits" in line, len(slots)))
-        if k == 5:
-            assert re.search(r"1 split \(calc\.c\.o: 2 partitions\)", line), line
+    env, src, bdir, cost, seen = edited_builds(tmp_path, lambda text, k: replaced(
+        text, f"n += lib_trace(1){'' if k == 1 else f' + {k - 1}'};", f"n += lib_trace(1) + {k};"), 5)
+    assert re.search(r"1 split \(calc\.c\.o: 2 partitions\)", seen[-1][0]), seen[-1][0]
     # links 1-3 record calc.c's rebuilds (the first has nothing to compare with: two
     # changes by link 3); link 4 splits it and runs both slots, link 5 only the edited one
-    assert seen == [(False, 0), (False, 0), (False, 0), (True, 2), (True, 1)], seen
+    assert [("for its edits" in line, n) for line, n in seen] == \
+        [(False, 0), (False, 0), (False, 0), (True, 2), (True, 1)], seen
+    plain = tmp_path / "plain"
     run(["cmake", "-S", src, "-B", plain, "-G", "Ninja", f"-DCMAKE_C_COMPILER={CLANG}",
          f"-DCMAKE_AR={llvm_tool('llvm-ar')}", "-DCMAKE_BUILD_TYPE=Release", "-DSAMPLE_MTPC=OFF"])
     run(["cmake", "--build", plain])
@@ -320,25 +329,11 @@ def test_split_for_edits_wide(tmp_path):
     """A module split for its edits whose edits rewrite every partition (a change in the
     body every function shares) saves nothing split: after two such edits seen through its
     split it is one plain backend again, and the summary says why."""
-    env = user_env(tmp_path)
-    src = tmp_path / "src"
-    shutil.copytree(PROJECTS / "debug", src)
-    bdir = tmp_path / "b"
-    configure_default(src, bdir, ["-DMTPC_SPLIT_COST=1000000000"])
-    run(["cmake", "--build", bdir], env=env)
-    cost = module_costs(bdir)["calc.c.o"]
-    configure_default(src, bdir, [f"-DMTPC_SPLIT_COST={cost * 2}"])
-    seen = []
-    for k in range(1, 8):
-        text = (src / "calc.c").read_text()
-        old = f"acc = lib_mix(acc, i) % {100003 + k - 1};"
-        assert old in text
-        (src / "calc.c").write_text(text.replace(old, f"acc = lib_mix(acc, i) % {100003 + k};", 1))
-        out = run(["cmake", "--build", bdir], env=env).stdout
-        line = summary_line(out, "dbg")
-        slots = re.findall(r"MTPC slot calc\.c\.o-[0-9a-f]+ p(\d+)", out)
-        seen.append(("for its edits" in line and "not for its edits" not in line, len(slots)))
+    _, _, _, _, seen = edited_builds(tmp_path, lambda text, k: replaced(
+        text, f"acc = lib_mix(acc, i) % {100003 + k - 1};", f"acc = lib_mix(acc, i) % {100003 + k};"), 7)
     # links 1-3 plain (the history builds up), link 4 the first split (nothing to compare
     # with), links 5 and 6 each rewrite both partitions, link 7 plain again
-    assert seen == [(False, 0), (False, 0), (False, 0), (True, 2), (True, 2), (True, 2), (False, 0)], seen
+    assert [("for its edits" in line and "not for its edits" not in line, n) for line, n in seen] == \
+        [(False, 0), (False, 0), (False, 0), (True, 2), (True, 2), (True, 2), (False, 0)], seen
+    line = seen[-1][0]
     assert "calc.c.o" in line and "not for its edits: they rewrite most of its partitions" in line, line
