@@ -39,7 +39,11 @@ Printed: the links phase's CPU per config and step; for `always`, per relayed mo
 import step's CPU against the same module's plain backend in `never` (scratch), and what
 the edit reran: how many relayed modules' import steps, slots (their post-import module
 changed) and merges ran, against the plain backends `never` reran; per edit, how many
-modules were split for their edits and how many slots ran.
+modules were split for their edits and how many slots ran; pinned, the links phase after
+the last edit predicted on 2 and 16 cores (a prediction: the run's per-edge CPU
+list-scheduled by bench/predict.py; plain's lld links, whose backends run inside one process,
+modelled by the edges of MTPC's first relink of the same link, every module compiled once,
+scaled to the plain link's measured CPU).
 
 Usage:
   /usr/bin/python3 bench/relay_cost.py --work /tmp/lc --reuse-builds --json out.json
