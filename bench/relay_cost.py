@@ -150,19 +150,23 @@ def edit_figures(run, metric="cpu"):
     return {"cpu": run[metric], "split_for_edits": split_for_edits, "slots": slots}
 
 
-def link_graph(pl, jobs, deps, scale=1.0, whole=False):
+def link_graph(pl, jobs, deps, whole_seconds=None):
     """One link's edges as jobs (name: seconds) and deps (name: names it waits for), from
     its accounting (link_costs.account's per_link entry): mtpc-link's own time first (the
     link edge minus its inner edges: parsing, the cost estimate, starting ninja), the thin
     link, each module's plain backend or split, slots (its slot CPU shared evenly) and
-    merge, then the final link. whole: every module one backend of all its edges' CPU (a
-    plain link's lld compiles each module once), and no own time. Each job's seconds times
-    scale."""
+    merge, then the final link. whole_seconds: the link as one lld would run it, taking
+    that long: no own time, every module one backend of all its edges' CPU (lld compiles
+    each module once), every job scaled so that they add up to whole_seconds."""
     name, kinds = pl["output"], pl.get("kinds", {})
     counts = pl.get("module_counts", {})
     thin_s = kinds.get("thinlink", {}).get("seconds", 0.0)
     link_s = kinds.get("link", {}).get("seconds", 0.0)
     mods = sum(sum(k.values()) for k in pl.get("modules", {}).values())
+    whole, scale = whole_seconds is not None, 1.0
+    if whole:
+        total = thin_s + link_s + mods
+        scale = whole_seconds / total if total > 0 else 0.0
     thin, ends = f"{name}|thinlink", []
     if whole:
         jobs[thin], deps[thin] = thin_s * scale, set()
@@ -202,7 +206,8 @@ def predict_edit(plain_run, mtpc_run, ref_run, cores):
     inside one process, modelled by the edges of ref_run (MTPC's first relink, where every
     module was compiled once) scaled to each plain link's measured CPU. A link without such
     edges (it ran lld in-process in both) is one job; so are the other edges together.
-    Returns {"plain": s, "mtpc": s, "ratio": mtpc / plain, "unmodelled": links}."""
+    Returns {"plain": s, "mtpc": s, "ratio": mtpc / plain, "plain_unmodelled": links,
+    "mtpc_unmodelled": links}."""
     out = {}
     ref = {pl["output"]: pl for pl in ref_run["accounting"].get("per_link", [])}
     for side, run in (("plain", plain_run), ("mtpc", mtpc_run)):
@@ -211,12 +216,7 @@ def predict_edit(plain_run, mtpc_run, ref_run, cores):
         for link, secs in sorted(acc.get("links", {}).items()):
             pl = per_link.get(link) if side == "mtpc" else ref.get(link)
             if pl and pl.get("modules"):
-                if side == "mtpc":
-                    link_graph(pl, jobs, deps)
-                else:
-                    total = sum(sum(k.values()) for k in pl["modules"].values()) + sum(
-                        pl.get("kinds", {}).get(k, {}).get("seconds", 0.0) for k in ("thinlink", "link"))
-                    link_graph(pl, jobs, deps, secs / total if total > 0 else 0.0, whole=True)
+                link_graph(pl, jobs, deps, None if side == "mtpc" else secs)
             else:
                 jobs[link], deps[link] = secs, set()
                 unmodelled += 1
@@ -237,9 +237,8 @@ def summarize(runs, metric="cpu"):
     s = {}
     for name in runs:
         s[name] = {step: runs[name][step][metric] for step in ("scratch", "edit")}
-        s[name]["edits"] = [edit_figures(r, metric) for r in
-                            runs[name].get("edits", [runs[name]["edit"]])]
         edits = runs[name].get("edits", [runs[name]["edit"]])
+        s[name]["edits"] = [edit_figures(r, metric) for r in edits]
         if metric == "cpu" and name != "plain" and "plain" in runs and \
                 "links" in runs["plain"]["edit"].get("accounting", {}):
             s[name]["predicted"] = {str(c): predict_edit(runs["plain"]["edit"], edits[-1], edits[0], c)
