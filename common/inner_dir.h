@@ -35,7 +35,14 @@
 #define MOD_NATIVE "native.o"    /* what the final link takes */
 #define MOD_BACKEND "backend.o"  /* the plain backend, on a fallback */
 #define MOD_DYNDEP "split.dd"    /* the split's dyndep file */
-#define MOD_COUNT "split.n"      /* partitions used ("0 unused": not linked) */
+#define MOD_COUNT "split.n"      /* partitions used; "0 unused": not linked;
+                                  * "0 held: <why>": its split step held it
+                                  * whole (the cores had filled since the
+                                  * choice, MOD_RECHECK) */
+#define MOD_COUNT_UNUSED "unused"
+#define MOD_COUNT_HELD "held"
+#define MOD_RECHECK "split.recheck" /* what the choice to split it was made
+                                     * from (makespan.h, struct split_recheck) */
 #define MOD_SLOT_FMT "p%d.o"     /* partition i's object */
 #define MOD_UNSPLIT "unsplit"    /* present while the module's merge or join fell
                                   * back to the unsplit compile after its split

@@ -17,6 +17,9 @@
 /* At most this many of its longest task's worth of work: a notice of a few
  * long tasks, which hold their lanes. */
 #define FEW_TASKS 2.5
+/* Ancestors looked at for notices of one's own (ninja, a shell, the front
+ * end, the outer ninja, make...: a few levels). */
+#define OWN_LINE_MAX 16
 
 static double wall_now(void)
 {
@@ -109,6 +112,43 @@ static void read_notice(const char *path, double now, struct work_others *w)
 	w->count++;
 }
 
+/* The pids of this process and of its ancestors (at most n), from
+ * /proc/<pid>/stat: an ancestor's notice announces this process's own work
+ * (a link's inner build posts one for all its steps). Returns how many. */
+static int own_line(long *pids, int n)
+{
+	int k = 0;
+	long pid = (long)getpid();
+	while (k < n && pid > 1) {
+		pids[k++] = pid;
+		char path[64], buf[512];
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+		FILE *f = fopen(path, "re");
+		size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[len] = 0;
+		/* "pid (comm) state ppid ...": comm may hold anything, even ')' */
+		char *close = strrchr(buf, ')');
+		long ppid = 0;
+		if (!close || sscanf(close + 1, " %*c %ld", &ppid) != 1)
+			break;
+		pid = ppid;
+	}
+	return k;
+}
+
+/* Whether notice name ("work.<pid>") is one of pids[n]. */
+static int is_own(const char *name, const long *pids, int n)
+{
+	char *end;
+	long pid = strtol(name + strlen(NOTICE_PREFIX), &end, 10);
+	for (int i = 0; i < n && !*end; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
 void workboard_read(struct work_others *w)
 {
 	*w = (struct work_others){0, 0, 0, 0, 0, 0, -1};
@@ -119,13 +159,13 @@ void workboard_read(struct work_others *w)
 		return;
 	}
 	double now = wall_now();
-	char own[64];
-	snprintf(own, sizeof own, NOTICE_PREFIX "%ld", (long)getpid());
+	long own[OWN_LINE_MAX];
+	int nown = own_line(own, OWN_LINE_MAX);
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		const char *name = e->d_name;
 		if (strncmp(name, NOTICE_PREFIX, strlen(NOTICE_PREFIX)) != 0 || strchr(name + strlen(NOTICE_PREFIX), '.') ||
-		    !strcmp(name, own))
+		    is_own(name, own, nown))
 			continue;
 		char *path = xasprintf("%s/%s", dir, name);
 		read_notice(path, now, w);

@@ -7,7 +7,8 @@
  * and its merge and ends no sooner. So every mtpc-compile and every inner
  * build of mtpc-link and mtpc-distribute posts a notice of the work it is
  * about to run, and a front end deciding a split reads the others' notices
- * (the graph's makespan prediction, graph.h graph_split_choice).
+ * (the makespan prediction, ninja-gen/model/makespan.h), as does a link's
+ * split step, which makes the choice again when it runs.
  *
  * A notice is the file <pool>/work.<pid> in the job pool's directory
  * (jobs_pool_dir()), written atomically, which its writer holds under a
@@ -28,7 +29,7 @@
  * left over END - t. Job tokens are held until a task ends, so a notice
  * of a few long tasks (TASK at least half of what it has left, and WORK at
  * most FEW_TASKS times TASK) holds its lanes until it ends; any other
- * competes for each lane that comes free (graph.h, struct outside_load).
+ * competes for each lane that comes free (makespan.h, struct outside_load).
  *
  * What the board cannot see: edges of the outer build that do not run
  * through MTPC, and the outer build's edges not started yet. A split is
@@ -53,11 +54,14 @@ int workboard_post(struct work_notice *n, double work, double duration, double t
 /* Remove n, if posted. */
 void workboard_withdraw(struct work_notice *n);
 
-/* What the others' notices (every one but this process's) leave at this
+/* What the others' notices leave at this
  * moment, in seconds: of those of long tasks, their lanes (parallel width),
  * until when the last of them runs and their CPU seconds; of those of short
  * tasks, their CPU seconds and until when; how many notices there are; and
- * how many job tokens are free right now (jobs_idle(): -1 unknown). */
+ * how many job tokens are free right now (jobs_idle(): -1 unknown). The
+ * others: every notice but those of this process and of its ancestors,
+ * whose work includes this process's (a split step of a link's inner
+ * build, whose front end posted a notice for the whole inner build). */
 struct work_others {
 	double held_lanes, held_until, held_work;
 	double shared_work, shared_until;

@@ -361,7 +361,7 @@ static long long compile_cost(const struct compilecmd *cc, const char *split_too
 }
 
 /* How a costly compile is run: in how many partitions at most (0: whole,
- * as given), the prediction behind it (graph_split_choice, with the work
+ * as given), the prediction behind it (makespan_split_choice, with the work
  * other MTPC processes announced on the machine's work board), and the
  * notice this compile posts of its own predicted work. */
 struct compile_plan {
@@ -374,7 +374,7 @@ struct compile_plan {
 /* p split in k (k >= 2) or whole: its predicted work, span and longest task. */
 static void plan_parts(struct compile_plan *p, long long cost, int k, double spc)
 {
-	struct split_cost sc = graph_split_cost(cost, k);
+	struct split_cost sc = makespan_split_cost(cost, k);
 	p->parts = k;
 	p->work_secs = (double)sc.work * spc;
 	p->span_secs = (double)sc.chain * spc;
@@ -401,21 +401,22 @@ static struct compile_plan plan_compile(const struct inner_opts *in, const char 
 		return p;
 	}
 	/* Split last time: it stays split unless that lengthens the prediction
-	 * (graph_split_choice), so that small changes of the load do not flip
+	 * (makespan_split_choice), so that small changes of the load do not flip
 	 * the object's form at every build. */
 	char *last = xasprintf("%s.mtpc/build.ninja", out);
 	int was_split = access(last, F_OK) == 0;
 	free(last);
-	struct outside_load load = graph_outside_load(&board, spc);
-	struct split_choice ch = graph_split_choice(cost, 0, 0, 1, jobs, &load, kmax, was_split);
+	struct outside_load load = makespan_outside_load(&board, spc);
+	struct split_choice ch = makespan_split_choice(cost, 0, 0, 1, jobs, &load, kmax, was_split);
 	plan_parts(&p, cost, ch.parts, spc);
 	/* the whole lanes the load leaves it, at least one */
-	p.cores = (int)graph_free_lanes(&load, jobs);
+	p.cores = (int)makespan_free_lanes(&load, jobs);
 	p.cores = p.cores < 1 ? 1 : p.cores;
-	if (ch.parts < 2)
-		p.why = xasprintf("not split: the cores are busy with %d other MTPC job%s (predicted %.*f s split vs "
-				  "%.*f s unsplit)", board.count, board.count == 1 ? "" : "s",
-				  GRAPH_SECS(ch.split_span * spc), GRAPH_SECS(ch.whole_span * spc));
+	if (ch.parts < 2) {
+		char *busy = makespan_busy_reason(-1, board.count, &ch, spc);
+		p.why = xasprintf("not split: %s", busy);
+		free(busy);
+	}
 	return p;
 }
 
@@ -507,7 +508,7 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 			/* Written only if changed, but the outer build must see that
 			 * the compile ran: else it reruns it at every build. */
 			utimensat(AT_FDCWD, out, NULL, 0);
-			int n = graph_split_result(&gc, m);
+			int n = graph_split_result(gc.inner, m, NULL);
 			char parts[32];
 			snprintf(parts, sizeof parts, "%d partition%s", n, n == 1 ? "" : "s");
 			if (!silent)

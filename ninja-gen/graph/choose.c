@@ -64,96 +64,15 @@ static void estimate_costs(const struct graph_conf *gc, struct graph *g)
 	free(costs);
 }
 
-/* The predicted makespan of backends of total work (wide: how many can
- * run at once) on jobs lanes, the longest of which takes longest
- * (graph.h, SPLIT_OVERHEAD), beside the load out, of everything: at least
- * the longest chain (started when a lane is free), the backends' work over
- * the lanes they can use, all the work over all lanes, and the end of
- * out's work. */
-static long long span(long long work, long long longest, size_t wide, int jobs, const struct outside_load *out)
-{
-	double w = (double)(wide < (size_t)jobs ? wide : (size_t)jobs);
-	double t[5] = {
-		graph_free_lanes(out, jobs) < 1 ? out->held_until + (double)longest : (double)longest,
-		(double)work / w,
-		((double)work + out->held_work + out->shared_work) / jobs,
-		out->held_until,
-		out->shared_until,
-	};
-	double t_max = 0;
-	for (int i = 0; i < 5; i++)
-		t_max = t[i] > t_max ? t[i] : t_max;
-	long long r = (long long)t_max;
-	return r < t_max ? r + 1 : r; /* rounded up */
-}
-
-/* No load outside: the prediction of the link alone. */
-static const struct outside_load no_load = {0, 0, 0, 0, 0, -1};
-
-double graph_free_lanes(const struct outside_load *out, int jobs)
-{
-	double held = out->held_lanes < jobs ? out->held_lanes : jobs;
-	/* idle now: a whole backend takes its lane and keeps it */
-	return out->idle > jobs - held ? out->idle : jobs - held;
-}
-
-struct split_cost graph_split_cost(long long c, int k)
-{
-	struct split_cost s = {c, c, c};
-	if (k >= 2) {
-		s.task = (c + k - 1) / k;
-		s.chain = c / SPLIT_OVERHEAD + s.task;
-		s.work = c + c / SPLIT_OVERHEAD;
-	}
-	return s;
-}
-
-struct outside_load graph_outside_load(const struct work_others *w, double spc)
-{
-	struct outside_load o = {w->held_lanes, w->held_until / spc, w->held_work / spc, w->shared_work / spc,
-				 w->shared_until / spc, w->idle};
-	return o;
-}
-
-struct split_choice graph_split_choice(long long c, long long others_work, long long others_longest, size_t nmods,
-				       int jobs, const struct outside_load *out, int kmax, int was_split)
-{
-	struct split_choice ch = {0, 0, 0};
-	jobs = jobs > 0 ? jobs : 1;
-	out = out ? out : &no_load;
-	nmods = nmods > 0 ? nmods : 1;
-	ch.whole_span = span(others_work + c, others_longest > c ? others_longest : c, nmods, jobs, out);
-	long long best = -1;
-	long long spans[4097];
-	kmax = kmax > 4096 ? 4096 : kmax;
-	for (int k = 2; k <= kmax; k++) {
-		struct split_cost sc = graph_split_cost(c, k);
-		spans[k] = span(others_work + sc.work, others_longest > sc.chain ? others_longest : sc.chain,
-				nmods - 1 + (size_t)k, jobs, out);
-		if (best < 0 || spans[k] < best)
-			best = spans[k];
-	}
-	if (best < 0)
-		return ch; /* kmax < 2: splitting off */
-	int k = 2;
-	while (k < kmax && spans[k] * 100 > best * (100 + SPLIT_K_SLACK))
-		k++;
-	ch.split_span = spans[k];
-	int pays = was_split == 1 ? ch.split_span <= ch.whole_span
-				  : ch.split_span * 100 <= ch.whole_span * (100 - SPLIT_MIN_GAIN);
-	ch.parts = pays ? k : 0;
-	return ch;
-}
-
 /* Decide, costliest first, which of the modules whose cost reached the
- * threshold (m->split set) a split pays for (graph_split_choice), each
+ * threshold (m->split set) a split pays for (makespan_split_choice), each
  * against the others as decided so far and the work other MTPC processes
  * announced (board, in cost units: workboard.h); spc: seconds per cost
  * unit, for the reasons. */
 static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, double spc,
 			       const struct work_others *board)
 {
-	struct outside_load load = graph_outside_load(board, spc);
+	struct outside_load load = makespan_outside_load(board, spc);
 	const struct outside_load *out = &load;
 	size_t n = g->nmods, nc = 0;
 	long long *chain = xmalloc((n + 1) * sizeof *chain), *work = xmalloc((n + 1) * sizeof *work);
@@ -184,26 +103,24 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 				longest = chain[j] > longest ? chain[j] : longest;
 				busy++;
 			}
-		struct split_choice ch = graph_split_choice(m->cost, others, longest, n, gc->jobs, out, gc->kmax,
+		struct split_choice ch = makespan_split_choice(m->cost, others, longest, n, gc->jobs, out, gc->kmax,
 							    m->was_split);
 		free(m->why);
 		m->why = NULL;
 		if (ch.parts) {
-			struct split_cost sc = graph_split_cost(m->cost, ch.parts);
+			struct split_cost sc = makespan_split_cost(m->cost, ch.parts);
 			m->parts = ch.parts;
 			chain[i] = sc.chain;
 			work[i] = sc.work;
 			m->why = xasprintf("in %d: predicted %.*f s split vs %.*f s unsplit", ch.parts,
-					   GRAPH_SECS(ch.split_span * spc), GRAPH_SECS(ch.whole_span * spc));
+					   MAKESPAN_SECS(ch.split_span * spc), MAKESPAN_SECS(ch.whole_span * spc));
+			/* What the split step makes the choice again from. */
+			m->recheck = (struct split_recheck){m->cost, others, longest, (long long)n, gc->jobs, ch.parts,
+							    spc};
 		} else {
 			m->split = 0;
 			m->held = 1;
-			char *jobs = board->count ? xasprintf(" and %d other MTPC job%s", board->count,
-							      board->count == 1 ? "" : "s") : xstrdup("");
-			m->why = xasprintf("the cores are busy with %d other backend%s%s (predicted %.*f s split vs "
-					   "%.*f s unsplit)", busy, busy == 1 ? "" : "s", jobs, GRAPH_SECS(ch.split_span * spc),
-					   GRAPH_SECS(ch.whole_span * spc));
-			free(jobs);
+			m->why = makespan_busy_reason(busy, board->count, &ch, spc);
 		}
 	}
 	free(chain);
@@ -263,7 +180,7 @@ static void predict(const struct graph_conf *gc, struct graph *g, double spc)
 	for (size_t i = 0; i < g->nmods; i++) {
 		const struct module *m = &g->mods[i];
 		int k = m->split ? m->parts : 0;
-		struct split_cost sc = graph_split_cost(m->cost > 0 ? m->cost : 0, k);
+		struct split_cost sc = makespan_split_cost(m->cost > 0 ? m->cost : 0, k);
 		tasks += k >= 2 ? (size_t)k : 1;
 		work += sc.work;
 		longest = sc.chain > longest ? sc.chain : longest;
@@ -271,7 +188,7 @@ static void predict(const struct graph_conf *gc, struct graph *g, double spc)
 	}
 	g->work_secs = (double)work * spc;
 	g->task_secs = (double)task * spc;
-	g->span_secs = (double)span(work, longest, tasks, gc->jobs > 0 ? gc->jobs : 1, &no_load) * spc;
+	g->span_secs = (double)makespan_span(work, longest, tasks, gc->jobs, NULL) * spc;
 }
 
 /* Decide which modules are split, and why. By bytes when gc->threshold >= 0;
@@ -350,6 +267,11 @@ void graph_choose(const struct graph_conf *gc, struct graph *g)
 			m->parts = k < 2 ? 2 : k > gc->kmax ? gc->kmax : (int)k;
 			m->split = 1;
 		}
+		/* Only a split for speed is made again when its split step runs
+		 * (the board has filled since: makespan.h, struct split_recheck),
+		 * and only where the choice looked at the board at all. */
+		if (!m->split || m->for_edits || gc->busy != GRAPH_BUSY_AUTO)
+			m->recheck.parts = 0;
 		/* Relayed: big enough that its recompile is worth an import step
 		 * to avoid, and other modules' changes keep forcing it (graph.h). */
 		m->relay = by_cost && !m->split && gc->kmax >= 2 && m->cost >= gc->relay_cost &&

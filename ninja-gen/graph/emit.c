@@ -177,6 +177,12 @@ static void split_cmd(const struct graph_conf *gc, const struct graph_codegen *c
 										 : NULL;
 	step_arg(cmd, STEP_SPLIT, OPT_CORES, cores);
 	free(cores);
+	/* A split for speed: made again beside the work board as it is when
+	 * the step runs (MOD_RECHECK; the file is no input: the choice is
+	 * about speed, and a step that does not rerun keeps it). */
+	char *recheck = m->recheck.parts >= 2 ? xasprintf("%s/" MOD_RECHECK, m->dir) : NULL;
+	step_arg(cmd, STEP_SPLIT, OPT_RECHECK, recheck);
+	free(recheck);
 	/* The rebuilds of a relayed module, or of one split for its edits,
 	 * decide whether it stays so (graph.h). */
 	step_arg(cmd, STEP_SPLIT, OPT_RECORD_MODULE, (m->relay || m->for_edits) && m->record ? m->id : NULL);
@@ -264,10 +270,12 @@ int graph_emit_split(struct buf *nj, const struct graph_conf *gc, const struct g
 	strv_free(&cmd);
 
 	/* A link's unsplit backend, pulled in by the dyndep file only on
-	 * fallback (a compile's join runs the plain compile itself). */
+	 * fallback (a compile's join runs the plain compile itself), or when
+	 * the split step held the module whole: then it records the module's
+	 * time, as any plain backend does. */
 	if (cg->stage == STAGE_BACKEND) {
 		char *backend = xasprintf("%s/" MOD_BACKEND, dir);
-		r |= emit_backend(nj, gc, cg, m, backend, 0);
+		r |= emit_backend(nj, gc, cg, m, backend, m->recheck.parts >= 2 && m->record);
 		free(backend);
 	}
 

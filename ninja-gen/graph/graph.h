@@ -24,6 +24,7 @@
  *   ar/<archive>-<hash>/<n>-<member>     extracted archive members
  *   mod/<key>/native.o                   what the final link takes
  *   mod/<key>/{split.dd,split.n,backend.o,p<i>.o,parts/}   split and relayed modules
+ *   mod/<key>/split.recheck             what a split for speed was chosen from
  *   mod/<key>/{native,backend,p<i>}.dwo  with -gsplit-dwarf, next to each object
  * and, with -gsplit-dwarf on the link, <output>.dwp next to the output.
  * where <key> is the module's file name plus a hash of its absolute path.
@@ -32,6 +33,7 @@
 #define MTPC_NG_GRAPH_H
 
 #include "buf.h"
+#include "makespan.h"
 
 /* Measured history of one module. */
 struct module_history {
@@ -63,72 +65,7 @@ typedef void (*graph_history_fn)(void *ctx, const char *module_path, struct modu
  * times the work of plain ThinLTO at 50k. */
 #define GRAPH_DEFAULT_COST_THRESHOLD 100000
 
-/* Whether a split pays, by the predicted makespan of the link's backends:
- * with J jobs the backends take at least the longest one's time and at
- * least their total work over J (a list schedule comes within the longest
- * task of that bound). Split into k partitions, a module of cost c becomes
- * a chain of c/SPLIT_OVERHEAD (its import, split and merge) and one slot
- * of c/k, and adds c/SPLIT_OVERHEAD to the total: on cores the other
- * backends keep busy, the split shortens nothing and costs its overhead.
- * A module whose cost reaches the threshold is split when that shortens the
- * prediction by SPLIT_MIN_GAIN percent (one split last time: when it does
- * not lengthen it), into the fewest partitions that come within
- * SPLIT_K_SLACK percent of the shortest prediction (fewer partitions
- * duplicate less work). */
-#define SPLIT_OVERHEAD 10
-#define SPLIT_MIN_GAIN 5
-#define SPLIT_K_SLACK 2
-
-/* A module of cost c split in k partitions (k >= 2; whole below 2): its
- * work (with the split's SPLIT_OVERHEAD), its chain (that overhead and one
- * slot) and its longest task (one slot), in cost units. */
-struct split_cost {
-	long long work, chain, task;
-};
-struct split_cost graph_split_cost(long long c, int k);
-
-struct split_choice {
-	int parts;            /* partitions, 0: not split */
-	long long split_span; /* predicted makespan split into the best k (or
-	                       * into 2 when no k pays), in cost units */
-	long long whole_span; /* predicted makespan unsplit */
-};
-
-/* The work outside the link (or compile) that shares its lanes: the other
- * MTPC processes' notices on the work board (workboard.h), in cost units
- * from now. All of it counts with the link's own work, spread over the
- * lanes, and the prediction is the makespan of everything. Job tokens are
- * never taken back, so work of long tasks (each as long as half of what
- * its notice has left, or longer: a whole compile, a split compile's
- * partitions) holds its lanes until it ends: with no lane free now (the
- * pool's idle tokens, where it can tell) and none left by that work, the
- * link's longest chain starts only when it ends. So a split pays beside a
- * busy machine where the lanes come free together and k slots use them
- * (two partitions end, both lanes idle), and not where a lane is free now
- * and the rest of the work fills the others for as long as the module
- * takes whole (another compile, another link's backends): it would only
- * add its overhead. */
-struct outside_load {
-	double held_lanes, held_until, held_work; /* long tasks: lanes, until when, work */
-	double shared_work, shared_until;         /* short tasks: work, until when */
-	double idle;                              /* lanes free now; -1: unknown */
-};
-
-/* The choice for a module of cost c, beside other backends of total work
- * others_work whose longest takes others_longest (nmods modules in all,
- * this one included), with jobs lanes shared with out (NULL: none) and at
- * most kmax partitions; was_split: it was split at its last build. */
-struct split_choice graph_split_choice(long long c, long long others_work, long long others_longest, size_t nmods,
-				       int jobs, const struct outside_load *out, int kmax, int was_split);
-
-/* The board's load (workboard_read's, in seconds) in cost units at spc
- * seconds per unit. */
-struct work_others;
-struct outside_load graph_outside_load(const struct work_others *w, double spc);
-
-/* The lanes of jobs that out leaves free now: those its long tasks do not
- * hold, or more where the pool has more tokens idle right now. */
-double graph_free_lanes(const struct outside_load *out, int jobs);
+/* Whether a split pays: makespan.h (the one cost model of the choice). */
 
 /* A module not split, with at least 1/RELAY_FRACTION of the threshold's
  * cost (the default of graph_conf.relay_cost), may be relayed: split into
@@ -184,10 +121,6 @@ enum { GRAPH_BUSY_AUTO, GRAPH_BUSY_IGNORE };
  * cost unit, where no measured history says better: about 6 s for
  * GRAPH_DEFAULT_COST_THRESHOLD instructions on this project's machines. */
 #define GRAPH_DEFAULT_SECONDS_PER_COST (6.0 / GRAPH_DEFAULT_COST_THRESHOLD)
-
-/* Predicted seconds for a "%.*f" in the reasons: whole ones from 10 s,
- * tenths from 1 s, else hundredths. */
-#define GRAPH_SECS(s) ((double)(s) >= 10 ? 0 : (double)(s) >= 1 ? 1 : 2), (double)(s)
 
 struct graph_conf {
 	const char *self;       /* absolute path of mtpc-link (runs the steps) */
@@ -285,7 +218,7 @@ struct module {
 	int measured;    /* cost comes from the history */
 	int was_split;   /* history: split at its last build (1), not (0), unknown (-1) */
 	int split;
-	int parts;       /* partitions of a split module (graph_split_choice;
+	int parts;       /* partitions of a split module (makespan_split_choice;
 	                  * graph_conf.kmax when chosen by size) */
 	int held;        /* its cost reached the threshold, but splitting it would
 	                  * not shorten the link's backends (the cores are busy) */
@@ -302,6 +235,10 @@ struct module {
 	                  * (mtpc-link runs an inner build for it only when it
 	                  * relinks an output: needs_inner_build) */
 	int rebuilds, forced, changed, parted, wide; /* history: struct module_history */
+	struct split_recheck recheck; /* split for speed beside the work board
+	                               * (graph_conf.busy AUTO): what its split
+	                               * step makes the choice again from
+	                               * (MOD_RECHECK); parts 0: it does not */
 	char *why;   /* why it is split, relayed or not, for people: "split: cost
 	              * 221348 instructions >= 100000" (graph_choose; the front end
 	              * that decides without it sets its own); heap string or NULL */
@@ -352,11 +289,13 @@ void graph_name_modules(struct graph *g);
 /* "<dir>/native.o" of m: what the module's edges end in; heap string. */
 char *graph_native(const struct module *m);
 
-/* What became of split module m after an inner build in gc->inner: the
- * partitions it was compiled in, 0 when it was compiled unsplit after all
- * (the split, a slot or the join failed), -1 when the link does not use
- * it (split.n "0 unused") or nothing is known. */
-int graph_split_result(const struct graph_conf *gc, const struct module *m);
+/* What became of split module m after an inner build in the inner
+ * directory inner: the partitions it was compiled in, 0 when it was
+ * compiled unsplit after all (its split step held it: the cores had filled
+ * since the choice, with *held (heap, if held is not NULL) the reason; or
+ * the split, a slot or the join failed), -1 when the link does not use it
+ * (split.n "0 unused") or nothing is known. */
+int graph_split_result(const char *inner, const struct module *m, char **held);
 
 /* Write build.ninja (creating the inner dir and the modules' directories),
  * only if changed. Returns 0 or -1 after an error message. */

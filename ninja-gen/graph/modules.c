@@ -96,12 +96,25 @@ int graph_write(const struct graph_conf *gc, const struct graph *g)
 		return -1;
 	}
 	for (size_t i = 0; i < g->nmods; i++) {
-		char *d = xasprintf("%s/" INNER_MOD_DIR "/%s/" MOD_PARTS, gc->inner, g->mods[i].key);
+		const struct module *m = &g->mods[i];
+		char *d = xasprintf("%s/" INNER_MOD_DIR "/%s/" MOD_PARTS, gc->inner, m->key);
 		int r = mtpc_mkdir_p(d);
 		free(d);
 		if (r < 0) {
 			mtpc_error("cannot create module directory: %s", strerror(errno));
 			return -1;
+		}
+		if (m->recheck.parts >= 2) {
+			struct buf b = {0};
+			makespan_recheck_format(&b, &m->recheck);
+			char *f = xasprintf("%s/" INNER_MOD_DIR "/%s/" MOD_RECHECK, gc->inner, m->key);
+			r = mtpc_write_file(f, b.s, b.len, MTPC_WRITE_IF_CHANGED);
+			if (r < 0)
+				mtpc_error("cannot write %s: %s", f, strerror(errno));
+			free(f);
+			buf_free(&b);
+			if (r < 0)
+				return -1;
 		}
 	}
 	return graph_put(gc, "build.ninja", &g->ninja);
@@ -124,18 +137,25 @@ void graph_free(struct graph *g)
 	free(g->dwp);
 }
 
-int graph_split_result(const struct graph_conf *gc, const struct module *m)
+int graph_split_result(const char *inner, const struct module *m, char **held)
 {
 	/* m->dir is relative to the inner dir, or absolute (gc->prefix) */
-	const char *in = m->dir[0] == '/' ? "" : gc->inner, *sep = m->dir[0] == '/' ? "" : "/";
+	const char *in = m->dir[0] == '/' ? "" : inner, *sep = m->dir[0] == '/' ? "" : "/";
 	char *np = xasprintf("%s%s%s/" MOD_COUNT, in, sep, m->dir), *text = NULL;
 	char *up = xasprintf("%s%s%s/" MOD_UNSPLIT, in, sep, m->dir);
 	size_t len;
 	int n = -1;
+	if (held)
+		*held = NULL;
 	if (mtpc_read_file(np, &text, &len) == 0) {
-		n = strstr(text, "unused") ? -1 : atoi(text);
+		/* "N", "0 unused" or "0 held: <why>" (steps/split.c) */
+		const char *rest = text + strspn(text, "0123456789");
+		n = !strncmp(rest, " " MOD_COUNT_UNUSED, strlen(" " MOD_COUNT_UNUSED)) ? -1 : atoi(text);
 		if (n > 0 && access(up, F_OK) == 0)
 			n = 0;
+		const char *tag = " " MOD_COUNT_HELD ": ";
+		if (n == 0 && held && !strncmp(rest, tag, strlen(tag)))
+			*held = xasprintf("%.*s", (int)strcspn(rest + strlen(tag), "\n"), rest + strlen(tag));
 		free(text);
 	}
 	free(np);

@@ -326,9 +326,10 @@ static int cmp_cost_desc(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* "<sep><module> <cost>[ measured][ relayed][ (for its edits)...]"; then *sep
- * becomes ", ". */
-static void module_cost(struct buf *b, const char **sep, const struct module *m, const struct graph_conf *gc)
+/* "<sep><module> <cost>[ measured][ relayed][ (for its edits)...]"; held:
+ * why its split step held it whole, or NULL; then *sep becomes ", ". */
+static void module_cost(struct buf *b, const char **sep, const struct module *m, const struct graph_conf *gc,
+			const char *held)
 {
 	buf_printf(b, "%s%s ", *sep, m->name);
 	human(b, m->cost);
@@ -344,12 +345,15 @@ static void module_cost(struct buf *b, const char **sep, const struct module *m,
 		buf_add(b, " (kept split: split last time, it stays split down to 3/4 of the threshold)");
 	if (m->held && m->why && !strncmp(m->why, "not split: ", 11)) /* "...; cost N..." (choose.c) */
 		buf_printf(b, ": %.*s", (int)strcspn(m->why + 11, ";"), m->why + 11);
+	if (held)
+		buf_printf(b, ": when its split step ran, %s", held);
 	*sep = ", ";
 }
 
 /* "; <rule>: <module> <cost>...; not split: <module> <cost>...": why each
- * large module was or was not split. */
-static void summary_reasons(struct buf *b, const struct graph *g, const struct graph_conf *gc)
+ * large module was or was not split; held[i]: why module i's split step
+ * held it whole, or NULL. */
+static void summary_reasons(struct buf *b, const struct graph *g, const struct graph_conf *gc, char **held)
 {
 	if (gc->kmax < 2) {
 		buf_add(b, "; splitting off (1 partition)");
@@ -368,15 +372,17 @@ static void summary_reasons(struct buf *b, const struct graph *g, const struct g
 	buf_add(b, " instructions");
 	const char *sep = ": ";
 	for (size_t i = 0; i < g->nmods; i++)
-		if (v[i]->split)
-			module_cost(b, &sep, v[i], gc);
+		if (v[i]->split && !held[v[i] - g->mods])
+			module_cost(b, &sep, v[i], gc, NULL);
 	sep = "; not split: ";
 	int shown = 0;
-	for (size_t i = 0; i < g->nmods && shown < SUMMARY_UNSPLIT; i++)
-		if (!v[i]->split && v[i]->cost * 4 >= gc->cost_threshold) {
-			module_cost(b, &sep, v[i], gc);
-			shown++;
+	for (size_t i = 0; i < g->nmods; i++) {
+		const char *h = held[v[i] - g->mods];
+		if (h || (!v[i]->split && v[i]->cost * 4 >= gc->cost_threshold && shown < SUMMARY_UNSPLIT)) {
+			module_cost(b, &sep, v[i], gc, h);
+			shown += !h;
 		}
+	}
 	free(v);
 }
 
@@ -386,14 +392,17 @@ void inner_summary(FILE *f, const struct graph *g, const struct graph_conf *gc, 
 	struct buf list = {0}, b = {0};
 	int nsplit = 0, nunused = 0;
 	const char *sep = " (";
+	char **held = xcalloc(g->nmods + 1, sizeof *held);
 	for (size_t i = 0; i < g->nmods; i++) {
 		if (!g->mods[i].split)
 			continue;
-		int n = graph_split_result(gc, &g->mods[i]);
+		int n = graph_split_result(gc->inner, &g->mods[i], &held[i]);
 		if (n < 0) {
 			nunused++;
 			continue;
 		}
+		if (held[i])
+			continue; /* with the modules not split */
 		nsplit++;
 		const char *name = g->mods[i].name;
 		if (n > 0)
@@ -411,10 +420,13 @@ void inner_summary(FILE *f, const struct graph *g, const struct graph_conf *gc, 
 	if (g->nnative_archives)
 		buf_printf(&b, ", %d native archive%s", g->nnative_archives, g->nnative_archives == 1 ? "" : "s");
 	buf_printf(&b, ", %.2f s", secs);
-	summary_reasons(&b, g, gc);
+	summary_reasons(&b, g, gc, held);
 	buf_addc(&b, '\n');
 	fputs(b.s, f);
 	fflush(f);
+	for (size_t i = 0; i < g->nmods; i++)
+		free(held[i]);
+	free(held);
 	buf_free(&list);
 	buf_free(&b);
 }
@@ -488,8 +500,17 @@ static void write_trace(const struct inner_opts *o, const struct inner_build *b,
 {
 	const struct graph *g = b->graph;
 	struct trace_module *mods = xcalloc(g->nmods + 1, sizeof *mods);
-	for (size_t i = 0; i < g->nmods; i++)
-		mods[i] = (struct trace_module){g->mods[i].key, g->mods[i].name, g->mods[i].why};
+	char **why = xcalloc(g->nmods + 1, sizeof *why);
+	for (size_t i = 0; i < g->nmods; i++) {
+		/* A module its split step held whole: why, rather than the
+		 * choice's reason to split it. */
+		char *held = NULL;
+		if (g->mods[i].split)
+			graph_split_result(b->dir, &g->mods[i], &held);
+		why[i] = held ? xasprintf("not split: when its split step ran, %s", held) : NULL;
+		free(held);
+		mods[i] = (struct trace_module){g->mods[i].key, g->mods[i].name, why[i] ? why[i] : g->mods[i].why};
+	}
 	struct trace_info info = {.tool = mtpc_progname(), .output = g->output ? g->output : b->name,
 				  .jobs = jobs, .mods = mods, .nmods = g->nmods};
 	if (b->pre_kind) {
@@ -502,6 +523,9 @@ static void write_trace(const struct inner_opts *o, const struct inner_build *b,
 	trace_write(b->dir, b->manifest, mark, &info, last);
 	free(last);
 	free(db);
+	for (size_t i = 0; i < g->nmods; i++)
+		free(why[i]);
+	free(why);
 	free(mods);
 }
 

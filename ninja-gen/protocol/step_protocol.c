@@ -44,6 +44,9 @@ static const struct {
 	[OPT_CORES] = {"--cores", "C",
 		       "passed to mtpc-split --cores: the cores the slots share, which choose the count",
 		       offsetof(struct step_args, cores)},
+	[OPT_RECHECK] = {"--recheck", "FILE",
+			 "what the choice to split was made from: made again beside the work board now",
+			 offsetof(struct step_args, recheck)},
 };
 
 static const struct {
@@ -77,11 +80,13 @@ static const struct {
 			"checksums and virtual lines; without: a compile's frontend output as it is.\n"
 			"On any failure one warning and a dyndep file that routes the module through\n"
 			"its fallback; a module the link does not use (mtpc-split's status 3) the same\n"
-			"way, silently (split.n reads \"0 unused\").",
+			"way, silently (split.n reads \"0 unused\"). With --recheck: first the choice\n"
+			"again beside the work board; where the cores have filled since, the module\n"
+			"goes through its fallback unsplit (split.n reads \"0 held: <why>\").",
 			NULL,
 			BIT(OPT_TOOL) | BIT(OPT_MODULE) | BIT(OPT_INDEX) | BIT(OPT_DIR) | BIT(OPT_KMAX) |
 				BIT(OPT_RELOC) | BIT(OPT_MIN_COST) | BIT(OPT_CACHE) | BIT(OPT_RECORD_MODULE) |
-				BIT(OPT_SPLIT_ARG) | BIT(OPT_CORES),
+				BIT(OPT_SPLIT_ARG) | BIT(OPT_CORES) | BIT(OPT_RECHECK),
 			BIT(OPT_TOOL) | BIT(OPT_MODULE) | BIT(OPT_DIR) | BIT(OPT_KMAX), 0},
 	[STEP_MERGE] = {"--merge-step",
 			"The partitions' objects into FILE: real checksums and lines back in each\n"

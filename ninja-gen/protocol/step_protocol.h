@@ -32,7 +32,7 @@ enum step_kind {
 enum step_opt {
 	OPT_CWD, OPT_OUT, OPT_DIR, OPT_TOOL, OPT_MODULE, OPT_INDEX, OPT_PLAN, OPT_PART,
 	OPT_CACHE, OPT_KMAX, OPT_RELOC, OPT_MIN_COST, OPT_LLVM_BIN, OPT_DWO, OPT_STATUS,
-	OPT_RECORD_MODULE, OPT_NAMES, OPT_GZ, OPT_SPLIT_ARG, OPT_CORES, STEP_OPTS
+	OPT_RECORD_MODULE, OPT_NAMES, OPT_GZ, OPT_SPLIT_ARG, OPT_CORES, OPT_RECHECK, STEP_OPTS
 };
 
 /* A step's command line, parsed. An option not given is NULL. */
@@ -57,6 +57,7 @@ struct step_args {
 	const char *names;    /* --names once */
 	const char *gz;       /* --gz zlib|zstd */
 	const char *cores;    /* --cores C */
+	const char *recheck;  /* --recheck FILE */
 	struct strv split_args; /* every --split-arg WORD, in order */
 	char **cmd;           /* the words after "--" (argv's own), or NULL */
 };

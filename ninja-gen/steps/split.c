@@ -7,6 +7,7 @@
 #include "steps.h"
 #include "dyndep.h"
 #include "inner_dir.h"
+#include "makespan.h"
 #include "proc.h"
 #include "util.h"
 
@@ -134,18 +135,38 @@ static int parts_rewritten(const struct step_args *s, const struct part_stamp *b
 	return k;
 }
 
+/* With --recheck: why the split no longer pays beside the work board as it
+ * is now (makespan.h, struct split_recheck), heap; NULL when it still does,
+ * or when the file cannot be read (the choice stands). */
+static char *held_by_board(const struct step_args *s)
+{
+	char *text = NULL, *held = NULL;
+	size_t len;
+	struct split_recheck r;
+	if (!s->recheck || mtpc_read_file(s->recheck, &text, &len) < 0)
+		return NULL;
+	if (makespan_recheck_parse(text, &r) == 0)
+		makespan_recheck(&r, &held);
+	free(text);
+	return held;
+}
+
 int split_step(const struct step_args *s)
 {
 	int kmax = atoi(s->kmax);
 	char *why = NULL;
+	/* Held whole (the cores have filled since the choice): its plain
+	 * backend, as if the choice had been made now; the link's summary
+	 * line says why. */
+	char *held = kmax >= 2 ? held_by_board(s) : NULL;
 	/* A relayed module's rebuild, or one split for its edits: recorded
 	 * with how many partitions the split rewrote (what an edit reran). */
 	struct part_stamp *before = NULL;
-	if (s->record_module && kmax >= 2) {
+	if (s->record_module && kmax >= 2 && !held) {
 		before = xcalloc((size_t)kmax, sizeof *before);
 		stamp_parts(s, before, kmax);
 	}
-	int n = kmax >= 1 ? run_split(s, kmax, &why) : -1, unused = n == NOT_USED;
+	int n = held ? 0 : kmax >= 1 ? run_split(s, kmax, &why) : -1, unused = n == NOT_USED;
 	if (s->record_module)
 		record_rebuild(s, before && n >= 2 ? n : 0, before && n >= 2 ? parts_rewritten(s, before, n) : 0);
 	free(before);
@@ -170,7 +191,11 @@ int split_step(const struct step_args *s)
 	/* A link's module falls back to its plain backend edge; a compile's
 	 * join runs the plain compile itself. */
 	dyndep_of_split(&dd, s->dir, kmax, n, s->index != NULL);
-	buf_printf(&nb, "%d%s\n", n, unused ? " unused" : "");
+	if (held)
+		buf_printf(&nb, "0 " MOD_COUNT_HELD ": %s\n", held);
+	else
+		buf_printf(&nb, "%d%s\n", n, unused ? " " MOD_COUNT_UNUSED : "");
+	free(held);
 	char *ddp = xasprintf("%s/" MOD_DYNDEP, s->dir), *np = xasprintf("%s/" MOD_COUNT, s->dir);
 	char *cp = xasprintf("%s/" MOD_PARTS "/" SPLIT_CHECKSUMS, s->dir);
 	char *lp = xasprintf("%s/" MOD_PARTS "/" SPLIT_LINES, s->dir);

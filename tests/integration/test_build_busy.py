@@ -21,6 +21,13 @@ from test_build_jobs import program
 HOLDER = r"""
 import fcntl, os, sys, time
 path, work, secs, task = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+after = sys.argv[7] if len(sys.argv) > 7 else ""
+if after:  # posted only once that file exists (60 s at most)
+    print("waiting", flush=True)
+    for _ in range(600):
+        if os.path.exists(after):
+            break
+        time.sleep(0.1)
 now = time.time()
 tmp = path + ".tmp"
 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -44,14 +51,15 @@ sys.stdin.read()  # until the test closes our stdin
 class Notice:
     """Another process's notice of `work` CPU seconds ending in `secs` seconds, its longest task
     `task` seconds, held (flocked) for as long as the context lasts, with `tokens` of the pool's
-    job tokens held for the first `hold` seconds; stopped by its pid, every wait bounded."""
+    job tokens held for the first `hold` seconds; posted at once, or once the file `after`
+    exists; stopped by its pid, every wait bounded."""
 
-    def __init__(self, pool, work, secs, task, tokens=0, hold=0):
+    def __init__(self, pool, work, secs, task, tokens=0, hold=0, after=None):
         pool.mkdir(mode=0o700, exist_ok=True)
         self.p = subprocess.Popen([sys.executable, "-c", HOLDER, str(pool / "work.1"), str(work), str(secs),
-                                   str(task), str(tokens), str(hold)],
+                                   str(task), str(tokens), str(hold), str(after or "")],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.p.stdout.readline().strip() == "posted"
+        assert self.p.stdout.readline().strip() == ("waiting" if after else "posted")
 
     def __enter__(self):
         return self
@@ -200,10 +208,10 @@ def test_busy_values_are_checked(tmp_path):
         assert "--busy MODE" in run([tool(t), "--help"]).stdout, t
 
 
-def link(tmp_path, pool, *objs, out, opts=(), env_more=None):
+def link(tmp_path, pool, *objs, out, opts=(), env_more=None, driver_args=()):
     return run([tool("mtpc-link"), "--cost-threshold", "0", "--relay", "never", "--partitions", "2",
                 "--jobs", "2", "--cache", tmp_path / "plans.sqlite", *opts, "--", llvm_tool("clang"), "-O2",
-                "-flto=thin", "-fuse-ld=lld", "-rdynamic", *objs, "-o", out],
+                "-flto=thin", "-fuse-ld=lld", *driver_args, "-rdynamic", *objs, "-o", out],
                env=env_with(pool, **(env_more or {}))).stdout
 
 
@@ -224,6 +232,41 @@ def test_link_counts_the_other_jobs(tmp_path):
     # the same program either way
     for exe in ("a", "b", "c"):
         assert run([tmp_path / exe]).stdout == run([tmp_path / "a"]).stdout
+
+
+def test_link_held_at_its_split_step_when_the_cores_filled_since(tmp_path):
+    """The choice reads the board when the link starts, but the outer build often starts its
+    next link a moment later. The split step makes the choice again after the thin link:
+    beside another link's backends posted meanwhile, the module goes through its plain
+    backend, and the line and the trace say why. The program is the same, and the link's
+    own notice, which its split step sees as well, never holds it (alone: split)."""
+    pool = tmp_path / "pool"
+    one = program(tmp_path, "one")
+    alone = link(tmp_path, pool, one, out=tmp_path / "a")
+    assert re.search(r"1 module, 1 split \(one\.o: 2 partitions\)", alone), alone
+    # the other link starts while this one's thin link runs (a linker that waits for it)
+    go = tmp_path / "thin-link-started"
+    ld = tmp_path / "ld-late"
+    ld.write_text(f"""#!/bin/sh
+case "$*" in *thinlto-index-only*)
+  touch {go}; i=0
+  while [ ! -e {pool}/work.1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done;;
+esac
+exec {llvm_tool("ld.lld")} "$@"
+""")
+    ld.chmod(0o755)
+    with Notice(pool, **BUSY["backends"], after=go):
+        late = link(tmp_path, pool, one, out=tmp_path / "b", driver_args=(f"--ld-path={ld}",))
+    assert go.exists()
+    assert re.search(r"1 module, 0 split, .*; not split: one\.o \d+k?: when its split step ran, the cores are "
+                     r"busy with 0 other backends and 1 other MTPC job \(predicted [\d.]+ s split vs [\d.]+ s "
+                     r"unsplit\)", late), late
+    mod = next((tmp_path / "b.mtpc" / "mod").iterdir())
+    assert (mod / "split.n").read_text().startswith("0 held: the cores are busy"), (mod / "split.n").read_text()
+    assert not (mod / "p0.o").exists() and (mod / "backend.o").exists()
+    trace = (tmp_path / "b.mtpc" / "trace.json").read_text()
+    assert "not split: when its split step ran, the cores are busy" in trace
+    assert run([tmp_path / "b"]).stdout == run([tmp_path / "a"]).stdout
 
 
 def test_a_link_posts_its_work_while_its_backends_run(tmp_path):

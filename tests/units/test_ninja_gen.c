@@ -1,6 +1,7 @@
 /* Unit tests for ninja-gen: Ninja/shell escaping, response-file tokenizing,
  * link command classification, archive extraction, dyndep text, plan
  * reading, the map of virtual lines and a compile's depfile. argv[1]: a temporary directory. Prints "N passed, N failed". */
+#define _POSIX_C_SOURCE 200809L /* setenv, nanosleep */
 #include "ar.h"
 #include "buf.h"
 #include "compilecmd.h"
@@ -14,10 +15,13 @@
 #include "sched.h"
 #include "steps.h"
 #include "util.h"
+#include "workboard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "check.h"
 
@@ -354,67 +358,149 @@ static void test_depfile(const char *dir)
 	}
 }
 
-/* The split decision by predicted makespan (graph.h, graph_split_choice).
+/* The split decision by predicted makespan (makespan.h, makespan_split_choice).
  * NMODS: the modules of a link whose other backends are others_work in
  * backends of others_longest, and the one chosen for. */
 #define NMODS(work, longest) ((longest) > 0 ? (size_t)((work) / (longest)) + 1 : 1)
 static void test_split_choice(void)
 {
 	/* SQLite's shell alone on 2 cores: sqlite3.o is the long pole; split. */
-	struct split_choice c = graph_split_choice(221348, 18000, 18000, NMODS(18000, 18000), 2, NULL, 2, -1);
+	struct split_choice c = makespan_split_choice(221348, 18000, 18000, NMODS(18000, 18000), 2, NULL, 2, -1);
 	CHECK(c.parts == 2 && c.whole_span == 221348 && c.split_span == 22134 + 110674);
 	/* The issue's link: 34 other backends of 70k keep both cores busy; a
 	 * split only adds its overhead. */
-	c = graph_split_choice(368000, 34 * 70000, 70000, NMODS(34 * 70000, 70000), 2, NULL, 2, -1);
+	c = makespan_split_choice(368000, 34 * 70000, 70000, NMODS(34 * 70000, 70000), 2, NULL, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == (34 * 70000 + 368000) / 2 && c.split_span > c.whole_span);
 	/* The same module alone on 16 cores: every partition shortens it. */
-	c = graph_split_choice(221348, 0, 0, NMODS(0, 0), 16, NULL, 16, -1);
+	c = makespan_split_choice(221348, 0, 0, NMODS(0, 0), 16, NULL, 16, -1);
 	CHECK(c.parts == 16 && c.split_span == 22134 + 13835);
 	/* A gain under SPLIT_MIN_GAIN: not worth a new split, but a module
 	 * split last time stays split (the prediction is no longer). */
-	c = graph_split_choice(100000, 82000, 82000, NMODS(82000, 82000), 2, NULL, 2, -1);
+	c = makespan_split_choice(100000, 82000, 82000, NMODS(82000, 82000), 2, NULL, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == 100000 && c.split_span == 96000);
-	CHECK(graph_split_choice(100000, 82000, 82000, NMODS(82000, 82000), 2, NULL, 2, 1).parts == 2);
-	CHECK(graph_split_choice(100000, 80000, 80000, NMODS(80000, 80000), 2, NULL, 2, -1).parts == 2); /* 5%: enough */
+	CHECK(makespan_split_choice(100000, 82000, 82000, NMODS(82000, 82000), 2, NULL, 2, 1).parts == 2);
+	CHECK(makespan_split_choice(100000, 80000, 80000, NMODS(80000, 80000), 2, NULL, 2, -1).parts == 2); /* 5%: enough */
 	/* Two partitions already bring it down to what the other work takes:
 	 * more would only duplicate more. */
-	c = graph_split_choice(100000, 150000, 30000, NMODS(150000, 30000), 4, NULL, 4, -1);
+	c = makespan_split_choice(100000, 150000, 30000, NMODS(150000, 30000), 4, NULL, 4, -1);
 	CHECK(c.parts == 2 && c.split_span == 65000 && c.whole_span == 100000);
 	/* Splitting off. */
-	CHECK(graph_split_choice(1000000, 0, 0, NMODS(0, 0), 8, NULL, 1, -1).parts == 0);
+	CHECK(makespan_split_choice(1000000, 0, 0, NMODS(0, 0), 8, NULL, 1, -1).parts == 0);
 
 	/* Beside work outside the link (the work board). A long task holds one
 	 * of 2 lanes for longer than the module takes whole: the module has
 	 * its lane now and ends first either way; not split. */
 	struct outside_load held1 = {1, 500000, 500000, 0, 0, -1};
-	c = graph_split_choice(221348, 0, 0, 1, 2, &held1, 2, -1);
+	c = makespan_split_choice(221348, 0, 0, 1, 2, &held1, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == 500000 && c.split_span == 500000);
 	/* Held for less than the module takes: it has one lane, then two. */
 	held1.held_until = held1.held_work = 100000;
-	c = graph_split_choice(221348, 0, 0, 1, 2, &held1, 2, -1);
+	c = makespan_split_choice(221348, 0, 0, 1, 2, &held1, 2, -1);
 	/* split: its work 243482, 100000 on one lane, the rest on two */
 	CHECK(c.parts == 2 && c.whole_span == 221348 && c.split_span == 100000 + (243482 - 100000) / 2);
 	/* Two long tasks hold both lanes for 120k: either way it starts then,
 	 * and then both lanes are free together: split. */
 	struct outside_load held2 = {2, 120000, 240000, 0, 0, -1};
-	c = graph_split_choice(221348, 0, 0, 1, 2, &held2, 2, -1);
+	c = makespan_split_choice(221348, 0, 0, 1, 2, &held2, 2, -1);
 	CHECK(c.parts == 2 && c.whole_span == 120000 + 221348 && c.split_span == 120000 + 22134 + 110674);
 	/* The same, but the pool has a token free right now (the other work is
 	 * in a serial step): the module whole takes it and holds it, and the
 	 * rest of the work fills the other lane; a split would only add its
 	 * overhead. */
 	held2.idle = 1;
-	c = graph_split_choice(221348, 0, 0, 1, 2, &held2, 2, -1);
+	c = makespan_split_choice(221348, 0, 0, 1, 2, &held2, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == (221348 + 240000) / 2 && c.split_span == (243482 + 240000 + 1) / 2);
 	/* Many short tasks of width 2 for 1000k (another link's backends): any
 	 * lane a split frees, they fill; it would only add its overhead. */
 	struct outside_load shared = {0, 0, 0, 2000000, 1000000, -1};
-	c = graph_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1);
+	c = makespan_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == 1000000 + 221348 / 2 && c.split_span > c.whole_span);
 	/* The same, but ending soon (10k): split as when alone. */
 	shared.shared_until = 10000;
 	shared.shared_work = 20000;
-	CHECK(graph_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1).parts == 2);
+	CHECK(makespan_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1).parts == 2);
+}
+
+/* In a child: makespan_recheck(r) as the exit status (1: the split still
+ * pays), and that it saw the board it should (count notices). */
+static int recheck_in_child(const struct split_recheck *r, int count)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct work_others w;
+		workboard_read(&w);
+		char *why = NULL;
+		int pays = makespan_recheck(r, &why);
+		free(why);
+		_exit(w.count != count ? 3 : pays);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The split step's second look (makespan.h, struct split_recheck): the
+ * line the graph writes and the step reads, and the choice made again
+ * beside the board, which never counts the notice of an ancestor (the
+ * link's own, posted for its whole inner build). */
+static void test_recheck(const char *dir)
+{
+	/* SQLite's shell alone on 2 cores: split (as in test_split_choice) */
+	struct split_recheck r = {221348, 18000, 18000, 2, 2, 2, 6e-5}, back;
+	struct buf b = {0};
+	makespan_recheck_format(&b, &r);
+	CHECK(!strcmp(b.s, "221348 18000 18000 2 2 2 6e-05\n"));
+	CHECK(makespan_recheck_parse(b.s, &back) == 0 && back.cost == r.cost && back.others_work == r.others_work &&
+	      back.others_longest == r.others_longest && back.nmods == 2 && back.jobs == 2 && back.parts == 2 &&
+	      back.spc == r.spc);
+	buf_free(&b);
+	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 2", &back) < 0);       /* short */
+	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 1 6e-05\n", &back) < 0); /* 1 partition */
+	CHECK(makespan_recheck_parse("221348 18000 18000 0 2 2 6e-05\n", &back) < 0); /* no module */
+	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 2 6e-05 x\n", &back) < 0);
+	CHECK(makespan_recheck_parse(NULL, &back) < 0);
+
+	char *pool = xasprintf("%s/pool", dir);
+	setenv("MTPC_JOBS_DIR", pool, 1);
+	setenv("MTPC_JOB_SLOTS", "2", 1);
+	char *why = NULL;
+	CHECK(makespan_recheck(&r, &why) == 1 && !why); /* empty board */
+	/* Another link's backends for 1000 s on both lanes: held, and why. */
+	int go[2];
+	CHECK(pipe(go) == 0);
+	pid_t other = fork();
+	if (other == 0) {
+		close(go[1]);
+		struct work_notice n = WORK_NOTICE_INIT;
+		workboard_post(&n, 2000, 1000, 1);
+		char c;
+		while (read(go[0], &c, 1) > 0) /* until the test closes it */
+			;
+		workboard_withdraw(&n);
+		_exit(0);
+	}
+	close(go[0]);
+	for (int i = 0; i < 500; i++) { /* until it is posted (5 s at most) */
+		struct work_others w;
+		workboard_read(&w);
+		if (w.count)
+			break;
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	CHECK(makespan_recheck(&r, &why) == 0 && why &&
+	      !strncmp(why, "the cores are busy with 1 other backend and 1 other MTPC job (predicted ", 72));
+	free(why);
+	close(go[1]);
+	waitpid(other, NULL, 0);
+	/* The same notice, but this process's own: a child (a split step of
+	 * this link) does not count it. */
+	struct work_notice own = WORK_NOTICE_INIT;
+	CHECK(workboard_post(&own, 2000, 1000, 1) == 0);
+	CHECK(recheck_in_child(&r, 0) == 1);
+	workboard_withdraw(&own);
+	unsetenv("MTPC_JOBS_DIR");
+	unsetenv("MTPC_JOB_SLOTS");
+	free(pool);
 }
 
 int main(int argc, char **argv)
@@ -430,6 +516,7 @@ int main(int argc, char **argv)
 	test_debugfix();
 	test_depfile(dir);
 	test_split_choice();
+	test_recheck(dir);
 	free(dir);
 	return CHECK_REPORT();
 }
