@@ -341,7 +341,7 @@ static void module_cost(struct buf *b, const char **sep, const struct module *m,
 		buf_add(b, " (for its edits)");
 	else if (!m->split && !m->relay && m->wide_edits && gc->relay != GRAPH_RELAY_NEVER)
 		buf_add(b, " (not for its edits: they rewrite most of its partitions)");
-	if (m->split && !m->for_edits && m->was_split == 1 && m->cost < gc->cost_threshold)
+	if (m->split && !held && !m->for_edits && m->was_split == 1 && m->cost < gc->cost_threshold)
 		buf_add(b, " (kept split: split last time, it stays split down to 3/4 of the threshold)");
 	if (m->held && m->why && !strncmp(m->why, "not split: ", 11)) /* "...; cost N..." (choose.c) */
 		buf_printf(b, ": %.*s", (int)strcspn(m->why + 11, ";"), m->why + 11);
