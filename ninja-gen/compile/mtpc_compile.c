@@ -413,7 +413,7 @@ static struct compile_plan plan_compile(const struct inner_opts *in, const char 
 	p.cores = (int)makespan_free_lanes(&load, jobs);
 	p.cores = p.cores < 1 ? 1 : p.cores;
 	if (ch.parts < 2) {
-		char *busy = makespan_busy_reason(-1, board.count, &ch, spc);
+		char *busy = makespan_busy_reason(-1, board.count, 0, &ch, spc);
 		p.why = xasprintf("not split: %s", busy);
 		free(busy);
 	}

@@ -3,6 +3,7 @@
  * policy of the graph, kept apart from the edges it leads to (emit.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "graph_int.h"
+#include "outer_log.h"
 #include "proc.h"
 #include "util.h"
 #include "workboard.h"
@@ -75,6 +76,21 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 	struct outside_load load = makespan_outside_load(board, spc);
 	const struct outside_load *out = &load;
 	size_t n = g->nmods, nc = 0;
+	for (size_t i = 0; i < n; i++)
+		nc += g->mods[i].split;
+	/* The outer build's last run: how busy it kept the other lanes
+	 * while this link ran (outer_log.h); read only for a link that has
+	 * a module to decide. It counts only while the board shows other
+	 * work now, a sign that this build is busy too: a link relinked
+	 * alone after an edit splits as on an idle machine. The split step
+	 * looks again (struct split_recheck). */
+	double outer = 0;
+	if (nc && gc->busy == GRAPH_BUSY_AUTO && g->output && gc->outer_cwd) {
+		outer = outer_log_others(gc->outer_cwd, g->output);
+		outer = outer > 0 ? outer : 0;
+	}
+	load.outer_lanes = board->count ? outer : 0;
+	nc = 0;
 	long long *chain = xmalloc((n + 1) * sizeof *chain), *work = xmalloc((n + 1) * sizeof *work);
 	size_t *cand = xmalloc((n + 1) * sizeof *cand);
 	for (size_t i = 0; i < n; i++) {
@@ -116,11 +132,11 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 					   MAKESPAN_SECS(ch.split_span * spc), MAKESPAN_SECS(ch.whole_span * spc));
 			/* What the split step makes the choice again from. */
 			m->recheck = (struct split_recheck){m->cost, others, longest, (long long)n, gc->jobs, ch.parts,
-							    spc};
+							    spc, outer};
 		} else {
 			m->split = 0;
 			m->held = 1;
-			m->why = makespan_busy_reason(busy, board->count, &ch, spc);
+			m->why = makespan_busy_reason(busy, board->count, out->outer_lanes, &ch, spc);
 		}
 	}
 	free(chain);

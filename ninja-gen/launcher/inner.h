@@ -120,7 +120,9 @@ int inner_parse_busy(const char *what, const char *arg, int *mode);
 #define INNER_BUSY_HELP(env)                                                                  \
 	"  --busy MODE         auto (default): a split must also pay beside the\n"            \
 	"                      work other MTPC links and compiles on this machine\n"           \
-	"                      announced (their predicted remaining seconds): one\n"          \
+	"                      announced (their predicted remaining seconds) and,\n"         \
+	"                      at a link, the other cores the outer build kept busy\n"       \
+	"                      while it ran last time (its .ninja_log): one\n"               \
 	"                      that would only share busy cores is not made, so the\n"        \
 	"                      object depends on what else ran; ignore: decide by\n"           \
 	"                      this command's inputs alone (reproducible objects)" env "\n"

@@ -63,6 +63,14 @@ struct outside_load {
 	double held_lanes, held_until, held_work; /* long tasks: lanes, until when, work */
 	double shared_work, shared_until;         /* short tasks: work, until when */
 	double idle;                              /* lanes free now; -1: unknown */
+	double outer_lanes; /* the outer build's other edges that ran beside
+	                     * this link in its last run, in lanes (outer_log.h;
+	                     * 0: none known): the outer build fills the lanes
+	                     * its running edges free with edges the board does
+	                     * not show yet, so at least that many lanes' worth
+	                     * of work competes with the link's for as long as
+	                     * its backends take unsplit (the shared work is at
+	                     * least that) */
 };
 
 /* The predicted makespan of backends of total work (wide: how many can run
@@ -94,12 +102,13 @@ double makespan_free_lanes(const struct outside_load *out, int jobs);
  * tenths from 1 s, else hundredths. */
 #define MAKESPAN_SECS(s) ((double)(s) >= 10 ? 0 : (double)(s) >= 1 ? 1 : 2), (double)(s)
 
-/* Why a split was not made beside backends other backends of its own and
- * jobs other MTPC jobs: "the cores are busy with B other backends[ and J
- * other MTPC jobs] (predicted X s split vs Y s unsplit)"; backends < 0:
- * "with J other MTPC jobs" (a compile has no backends of its own); spc:
- * seconds per cost unit. Heap. */
-char *makespan_busy_reason(int backends, int jobs, const struct split_choice *ch, double spc);
+/* Why a split was not made beside backends other backends of its own, jobs
+ * other MTPC jobs and outer lanes of the outer build's other edges: "the
+ * cores are busy with B other backends[ and J other MTPC jobs][ and the
+ * outer build's other edges (L cores while it ran last time)] (predicted X
+ * s split vs Y s unsplit)"; backends < 0: none named (a compile has no
+ * backends of its own); spc: seconds per cost unit. Heap. */
+char *makespan_busy_reason(int backends, int jobs, double outer, const struct split_choice *ch, double spc);
 
 /* What a link's split choice of one module was made from, written by the
  * graph next to the module (MOD_RECHECK, common/inner_dir.h) for its split
@@ -120,9 +129,12 @@ struct split_recheck {
 	int jobs;                 /* lanes of the inner build */
 	int parts;                /* the partitions chosen (at least 2) */
 	double spc;               /* seconds per cost unit, for the reason */
+	double outer_lanes;       /* the outer build's lanes beside the link in
+	                           * its last run (struct outside_load), which
+	                           * count only while the board shows other work */
 };
 
-/* One line: "COST OTHERS_WORK OTHERS_LONGEST NMODS JOBS PARTS SPC\n". */
+/* One line: "COST OTHERS_WORK OTHERS_LONGEST NMODS JOBS PARTS SPC OUTER\n". */
 void makespan_recheck_format(struct buf *b, const struct split_recheck *r);
 
 /* Parse that line; 0, or -1 when it is not one. */

@@ -208,11 +208,11 @@ def test_busy_values_are_checked(tmp_path):
         assert "--busy MODE" in run([tool(t), "--help"]).stdout, t
 
 
-def link(tmp_path, pool, *objs, out, opts=(), env_more=None, driver_args=()):
+def link(tmp_path, pool, *objs, out, opts=(), env_more=None, driver_args=(), cwd=None):
     return run([tool("mtpc-link"), "--cost-threshold", "0", "--relay", "never", "--partitions", "2",
                 "--jobs", "2", "--cache", tmp_path / "plans.sqlite", *opts, "--", llvm_tool("clang"), "-O2",
                 "-flto=thin", "-fuse-ld=lld", *driver_args, "-rdynamic", *objs, "-o", out],
-               env=env_with(pool, **(env_more or {}))).stdout
+               env=env_with(pool, **(env_more or {})), cwd=cwd).stdout
 
 
 def test_link_counts_the_other_jobs(tmp_path):
@@ -267,6 +267,39 @@ exec {llvm_tool("ld.lld")} "$@"
     trace = (tmp_path / "b.mtpc" / "trace.json").read_text()
     assert "not split: when its split step ran, the cores are busy" in trace
     assert run([tmp_path / "b"]).stdout == run([tmp_path / "a"]).stdout
+
+
+def test_outer_build_log_of_the_last_run(tmp_path):
+    """The board shows only work that has started; the outer build's .ninja_log says how busy
+    it kept the other cores while this link ran last time (ninja-gen/graph/outer_log.h). With
+    the other core busy all through that run and other work on the board now, the module is
+    not split, and the line says why; with the board empty (the link relinked alone after
+    an edit), or when this link was the build's tail last time, it is split as before."""
+    pool = tmp_path / "pool"
+    one = program(tmp_path, "one", funcs=2000)  # about 1.7 s of backend by its estimate
+    now_ns = time.time_ns()
+
+    def last_run(others):  # the link ran 10-20 s into the last build, beside `others`
+        lines = [f"10000\t20000\t{now_ns - 3600 * 10**9 + 20000 * 10**6}\tapp\tabc\n"]
+        lines += [f"{s}\t{e}\t{now_ns - 3600 * 10**9 + e * 10**6}\t{name}\tabc\n" for s, e, name in others]
+        (tmp_path / ".ninja_log").write_text("# ninja log v5\n" + "".join(lines))
+
+    last_run([(9000, 15000, "a.o"), (15000, 21000, "lib.so")])  # the other core: busy throughout
+    # another short link running now, ending before the module would: alone it holds nothing
+    with Notice(pool, work=0.05, secs=1.0, task=0.01):
+        busy = link(tmp_path, pool, one, out="app", cwd=tmp_path)
+    assert re.search(r"1 module, 0 split, .*; not split: one\.o \d+k: the cores are busy with 0 other backends "
+                     r"and 1 other MTPC job and the outer build's other edges \(1\.0 core while it ran last "
+                     r"time\) \(predicted [\d.]+ s split vs [\d.]+ s unsplit\)", busy), busy
+    alone = link(tmp_path, pool, one, out="app", cwd=tmp_path)
+    assert re.search(r"1 module, 1 split \(one\.o: 2 partitions\)", alone), alone
+    last_run([(9000, 11000, "a.o")])  # the build's tail: the other core idle most of its run
+    with Notice(pool, work=0.05, secs=1.0, task=0.01):
+        tail = link(tmp_path, pool, one, out="app", cwd=tmp_path)
+        ignored = link(tmp_path, pool, one, out="app2", cwd=tmp_path, opts=("--busy", "ignore"))
+    assert re.search(r"1 module, 1 split \(one\.o: 2 partitions\)", tail), tail
+    assert re.search(r"1 module, 1 split \(one\.o: 2 partitions\)", ignored), ignored
+    assert run([tmp_path / "app"]).stdout == run([tmp_path / "app2"]).stdout
 
 
 def test_a_link_posts_its_work_while_its_backends_run(tmp_path):

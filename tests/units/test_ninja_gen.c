@@ -11,6 +11,7 @@
 #include "graph.h"
 #include "linkcmd.h"
 #include "ninja_write.h"
+#include "outer_log.h"
 #include "rsp.h"
 #include "sched.h"
 #include "steps.h"
@@ -390,7 +391,7 @@ static void test_split_choice(void)
 	/* Beside work outside the link (the work board). A long task holds one
 	 * of 2 lanes for longer than the module takes whole: the module has
 	 * its lane now and ends first either way; not split. */
-	struct outside_load held1 = {1, 500000, 500000, 0, 0, -1};
+	struct outside_load held1 = {1, 500000, 500000, 0, 0, -1, 0};
 	c = makespan_split_choice(221348, 0, 0, 1, 2, &held1, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == 500000 && c.split_span == 500000);
 	/* Held for less than the module takes: it has one lane, then two. */
@@ -400,7 +401,7 @@ static void test_split_choice(void)
 	CHECK(c.parts == 2 && c.whole_span == 221348 && c.split_span == 100000 + (243482 - 100000) / 2);
 	/* Two long tasks hold both lanes for 120k: either way it starts then,
 	 * and then both lanes are free together: split. */
-	struct outside_load held2 = {2, 120000, 240000, 0, 0, -1};
+	struct outside_load held2 = {2, 120000, 240000, 0, 0, -1, 0};
 	c = makespan_split_choice(221348, 0, 0, 1, 2, &held2, 2, -1);
 	CHECK(c.parts == 2 && c.whole_span == 120000 + 221348 && c.split_span == 120000 + 22134 + 110674);
 	/* The same, but the pool has a token free right now (the other work is
@@ -412,13 +413,59 @@ static void test_split_choice(void)
 	CHECK(c.parts == 0 && c.whole_span == (221348 + 240000) / 2 && c.split_span == (243482 + 240000 + 1) / 2);
 	/* Many short tasks of width 2 for 1000k (another link's backends): any
 	 * lane a split frees, they fill; it would only add its overhead. */
-	struct outside_load shared = {0, 0, 0, 2000000, 1000000, -1};
+	struct outside_load shared = {0, 0, 0, 2000000, 1000000, -1, 0};
 	c = makespan_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1);
 	CHECK(c.parts == 0 && c.whole_span == 1000000 + 221348 / 2 && c.split_span > c.whole_span);
 	/* The same, but ending soon (10k): split as when alone. */
 	shared.shared_until = 10000;
 	shared.shared_work = 20000;
 	CHECK(makespan_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1).parts == 2);
+	/* ...unless the outer build kept the other lane busy all through
+	 * this link's last run: its next edges take that lane once the
+	 * board's work ends (outer_log.h). Half a lane leaves room to split. */
+	shared.outer_lanes = 1;
+	c = makespan_split_choice(221348, 0, 0, 1, 2, &shared, 2, 1);
+	CHECK(c.parts == 0 && c.whole_span == 221348 && c.split_span == (243482 + 221348 + 1) / 2);
+	shared.outer_lanes = 0.5;
+	CHECK(makespan_split_choice(221348, 0, 0, 1, 2, &shared, 2, -1).parts == 2);
+	/* SQLite's shell with the outer build busy beside it: whole. */
+	struct outside_load outer = {0, 0, 0, 0, 0, -1, 1.0};
+	CHECK(makespan_split_choice(221348, 18000, 18000, 2, 2, &outer, 2, 1).parts == 0);
+	char *why = makespan_busy_reason(1, 0, 1.0, &c, 6e-5);
+	CHECK(!strncmp(why, "the cores are busy with 1 other backend and the outer build's other edges (1.0 core while "
+			    "it ran last time) (predicted ", 106));
+	free(why);
+}
+
+/* The outer build's last run, from its .ninja_log (outer_log.h). */
+static void test_outer_log(const char *dir)
+{
+	char *d = xasprintf("%s/outer", dir), *log = xasprintf("%s/outer/.ninja_log", dir);
+	mtpc_mkdir_p(d);
+	CHECK(outer_log_others(d, "app") == -1); /* no log */
+	/* Two builds: an older one (another build start), and the last, where
+	 * app ran 10-20 s, a.o 0-12 s (2 s beside it), lib 12-22 s (8 s), b.o
+	 * 21-30 s (none), and c.o 11-19 s restat (an old mtime: not counted). */
+	const char *text = "# ninja log v5\n"
+			   "0\t30000\t1700000030000000000\tapp\th\n"
+			   "0\t30000\t1700000030000000000\tx.o\th\n"
+			   "0\t12000\t1800000012000000000\ta.o\th\n"
+			   "11000\t19000\t1700000000000000000\tc.o\th\n"
+			   "10000\t20000\t1800000020000000000\tapp\th\n"
+			   "12000\t22000\t1800000022000000000\tlib\th\n"
+			   "21000\t30000\t1800000030000000000\tb.o\th\n";
+	CHECK(mtpc_write_file(log, text, strlen(text), 0) >= 0);
+	CHECK(outer_log_others(d, "app") == 1.0);
+	CHECK(outer_log_others(d, "./app") == 1.0);
+	char *abs = xasprintf("%s/app", d);
+	CHECK(outer_log_others(d, abs) == 1.0);
+	free(abs);
+	CHECK(outer_log_others(d, "lib") == 0.9); /* app 12-20 and b.o 21-22 of its 12-22 */
+	CHECK(outer_log_others(d, "none") == -1);
+	CHECK(mtpc_write_file(log, "# ninja log v4\n", 15, 0) >= 0);
+	CHECK(outer_log_others(d, "app") == -1);
+	free(log);
+	free(d);
 }
 
 /* In a child: makespan_recheck(r) as the exit status (1: the split still
@@ -446,18 +493,20 @@ static int recheck_in_child(const struct split_recheck *r, int count)
 static void test_recheck(const char *dir)
 {
 	/* SQLite's shell alone on 2 cores: split (as in test_split_choice) */
-	struct split_recheck r = {221348, 18000, 18000, 2, 2, 2, 6e-5}, back;
+	struct split_recheck r = {221348, 18000, 18000, 2, 2, 2, 6e-5, 0}, back;
 	struct buf b = {0};
 	makespan_recheck_format(&b, &r);
-	CHECK(!strcmp(b.s, "221348 18000 18000 2 2 2 6e-05\n"));
+	CHECK(!strcmp(b.s, "221348 18000 18000 2 2 2 6e-05 0\n"));
 	CHECK(makespan_recheck_parse(b.s, &back) == 0 && back.cost == r.cost && back.others_work == r.others_work &&
 	      back.others_longest == r.others_longest && back.nmods == 2 && back.jobs == 2 && back.parts == 2 &&
-	      back.spc == r.spc);
+	      back.spc == r.spc && back.outer_lanes == 0);
 	buf_free(&b);
-	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 2", &back) < 0);       /* short */
-	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 1 6e-05\n", &back) < 0); /* 1 partition */
-	CHECK(makespan_recheck_parse("221348 18000 18000 0 2 2 6e-05\n", &back) < 0); /* no module */
-	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 2 6e-05 x\n", &back) < 0);
+	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 2 6e-05 0.75\n", &back) == 0 && back.outer_lanes == 0.75);
+	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 2 6e-05", &back) < 0);      /* short */
+	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 1 6e-05 0\n", &back) < 0); /* 1 partition */
+	CHECK(makespan_recheck_parse("221348 18000 18000 0 2 2 6e-05 0\n", &back) < 0); /* no module */
+	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 2 6e-05 -1\n", &back) < 0);
+	CHECK(makespan_recheck_parse("221348 18000 18000 2 2 2 6e-05 0 x\n", &back) < 0);
 	CHECK(makespan_recheck_parse(NULL, &back) < 0);
 
 	char *pool = xasprintf("%s/pool", dir);
@@ -517,6 +566,7 @@ int main(int argc, char **argv)
 	test_depfile(dir);
 	test_split_choice();
 	test_recheck(dir);
+	test_outer_log(dir);
 	free(dir);
 	return CHECK_REPORT();
 }
