@@ -76,8 +76,9 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 	struct outside_load load = makespan_outside_load(board, spc);
 	const struct outside_load *out = &load;
 	size_t n = g->nmods, nc = 0;
+	int deciding = 0;
 	for (size_t i = 0; i < n; i++)
-		nc += g->mods[i].split;
+		deciding |= g->mods[i].split;
 	/* The outer build's last run: how busy it kept the other lanes
 	 * while this link ran (outer_log.h); read only for a link that has
 	 * a module to decide. It counts only while the board shows other
@@ -85,12 +86,11 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 	 * alone after an edit splits as on an idle machine. The split step
 	 * looks again (struct split_recheck). */
 	double outer = 0;
-	if (nc && gc->busy == GRAPH_BUSY_AUTO && g->output && gc->outer_cwd) {
+	if (deciding && gc->busy == GRAPH_BUSY_AUTO && g->output && gc->outer_cwd) {
 		outer = outer_log_others(gc->outer_cwd, g->output);
 		outer = outer > 0 ? outer : 0;
 	}
 	load.outer_lanes = board->count ? outer : 0;
-	nc = 0;
 	long long *chain = xmalloc((n + 1) * sizeof *chain), *work = xmalloc((n + 1) * sizeof *work);
 	size_t *cand = xmalloc((n + 1) * sizeof *cand);
 	for (size_t i = 0; i < n; i++) {
@@ -120,7 +120,7 @@ static void choose_by_makespan(const struct graph_conf *gc, struct graph *g, dou
 				busy++;
 			}
 		struct split_choice ch = makespan_split_choice(m->cost, others, longest, n, gc->jobs, out, gc->kmax,
-							    m->was_split);
+							       m->was_split);
 		free(m->why);
 		m->why = NULL;
 		if (ch.parts) {
