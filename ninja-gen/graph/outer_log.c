@@ -39,15 +39,15 @@ static int parse_line(const char *line, const char *eol, struct entry *e)
 	return 0;
 }
 
-/* Whether the entry names output (as given, or relative to dir). */
-static int names(const struct entry *e, const char *output, const char *dir)
+/* output as the log names it: relative to dir, without "./". */
+static const char *as_logged(const char *dir, const char *output)
 {
 	size_t dl = strlen(dir);
 	if (output[0] == '/' && !strncmp(output, dir, dl) && output[dl] == '/')
 		output += dl + 1;
 	while (!strncmp(output, "./", 2))
 		output += 2;
-	return strlen(output) == e->len && !memcmp(output, e->path, e->len);
+	return output;
 }
 
 double outer_log_others(const char *dir, const char *output)
@@ -61,35 +61,41 @@ double outer_log_others(const char *dir, const char *output)
 		free(text);
 		return -1;
 	}
-	/* The link's last entry: the log is appended to as edges end. */
-	struct entry link = {0, 0, 0, NULL, 0}, e;
-	const char *end = text + len;
+	/* Every entry, in order; the link's is its last one (the log is
+	 * appended to as edges end). */
+	const char *name = as_logged(dir, output), *end = text + len;
+	size_t nlen = strlen(name), n = 0, cap = 0;
+	struct entry *v = NULL;
+	long link = -1;
 	for (const char *l = text; l < end;) {
 		const char *eol = memchr(l, '\n', (size_t)(end - l));
 		if (!eol)
 			break;
-		if (*l != '#' && parse_line(l, eol, &e) == 0 && names(&e, output, dir))
-			link = e;
+		if (n == cap)
+			v = xrealloc(v, (cap = cap ? 2 * cap : 256) * sizeof *v);
+		if (*l != '#' && parse_line(l, eol, &v[n]) == 0) {
+			if (v[n].len == nlen && !memcmp(v[n].path, name, nlen))
+				link = (long)n;
+			n++;
+		}
 		l = eol + 1;
 	}
 	double others = -1;
-	if (link.path && link.end - link.start >= OUTER_LOG_MIN_MS) {
+	const struct entry *k = link >= 0 ? &v[link] : NULL;
+	if (k && k->end - k->start >= OUTER_LOG_MIN_MS) {
 		double overlap = 0;
-		for (const char *l = text; l < end;) {
-			const char *eol = memchr(l, '\n', (size_t)(end - l));
-			if (!eol)
-				break;
-			if (*l != '#' && parse_line(l, eol, &e) == 0 && e.path != link.path &&
-			    e.build_ms > link.build_ms - OUTER_LOG_SAME_BUILD_MS &&
-			    e.build_ms < link.build_ms + OUTER_LOG_SAME_BUILD_MS) {
-				long long a = e.start > link.start ? e.start : link.start;
-				long long b = e.end < link.end ? e.end : link.end;
-				overlap += b > a ? (double)(b - a) : 0;
-			}
-			l = eol + 1;
+		for (size_t i = 0; i < n; i++) {
+			const struct entry *e = &v[i];
+			if (e == k || e->build_ms <= k->build_ms - OUTER_LOG_SAME_BUILD_MS ||
+			    e->build_ms >= k->build_ms + OUTER_LOG_SAME_BUILD_MS)
+				continue;
+			long long a = e->start > k->start ? e->start : k->start;
+			long long b = e->end < k->end ? e->end : k->end;
+			overlap += b > a ? (double)(b - a) : 0;
 		}
-		others = overlap / (double)(link.end - link.start);
+		others = overlap / (double)(k->end - k->start);
 	}
+	free(v);
 	free(text);
 	return others;
 }
