@@ -196,6 +196,14 @@ Cache variables
 ``MTPC_SPLIT_THRESHOLD``
   Choose by size instead: bitcode bytes above which a module is split (0
   splits every module). Empty (the default): by cost.
+``MTPC_MERGE_DWO``
+  ``OFF`` (the default): a plain (not ThinLTO) compile with
+  ``-gsplit-dwarf`` is never split. ``ON``: it is split too, and the
+  partitions' split units are merged into the one ``.dwo`` the compile
+  writes, one unit per partition, which ``llvm-dwarfdump --verify`` accepts
+  and gdb reads. ``llvm-dwp -e`` of a program with such an object stops at
+  a duplicate DWO id (it reads the ``.dwo`` once per unit): give
+  ``llvm-dwp`` the ``.dwo`` files themselves.
 ``MTPC_TYPE_UNITS``
   ``ON`` (the default): partitions are compiled with
   ``-fdebug-types-section``, so that the C++ types of a ``-g`` build become
@@ -283,6 +291,7 @@ option(MTPC_LTO "MTPC: mtpc_enable() builds its targets with ThinLTO, both halve
 set(MTPC_SPLIT_THRESHOLD "" CACHE STRING
   "MTPC: choose by size instead: bitcode bytes above which a module is split (0: every module; empty: by cost)")
 option(MTPC_TYPE_UNITS "MTPC: compile partitions with DWARF type units (-fdebug-types-section)" ON)
+option(MTPC_MERGE_DWO "MTPC: split plain -gsplit-dwarf compiles too, their partitions' units merged into the one .dwo (gdb reads it; llvm-dwp -e does not)" OFF)
 set(MTPC_MAX_PARTITIONS "" CACHE STRING
   "MTPC: maximum partitions per split module (empty: number of cores, 16 with MTPC_EXECUTOR=slurm)")
 set(MTPC_JOBS 0 CACHE STRING "MTPC: parallelism of the inner build of a link (0: number of cores)")
@@ -617,6 +626,9 @@ function(_mtpc_compile_launcher target langs)
     return()
   endif()
   _mtpc_common_opts(all)
+  if(MTPC_MERGE_DWO)
+    list(APPEND all "--merge-dwo")
+  endif()
   if(MTPC_NINJA_EXECUTABLE)
     list(APPEND all "--ninja=${MTPC_NINJA_EXECUTABLE}")
   elseif(CMAKE_GENERATOR MATCHES "^Ninja" AND CMAKE_MAKE_PROGRAM)
@@ -628,7 +640,7 @@ function(_mtpc_compile_launcher target langs)
   set(split "")
   set(other "")
   foreach(word IN LISTS all)
-    if(word MATCHES "^--(partitions|cost-threshold|busy|split-tool|split-arg)=")
+    if(word MATCHES "^--(partitions|cost-threshold|busy|split-tool|split-arg)=" OR word STREQUAL "--merge-dwo")
       list(APPEND split "${word}")
     else()
       list(APPEND other "${word}")

@@ -129,7 +129,7 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 	size_t n = cc->args.n;
 	cc->drop = xcalloc(n + 1, 1);
 	enum { LTO_NONE, LTO_THIN, LTO_OTHER } lto = LTO_NONE;
-	int compile = 0, sources = 0, lang_ok = 1, split_dwarf = 0;
+	int compile = 0, sources = 0, lang_ok = 1, split_dwarf = 0, dwarf_version = 5;
 	/* A split LTO unit (two modules in one object, for CFI and whole-program
 	 * devirtualization) is written by ThinLTO's bitcode writer from the
 	 * whole module; a partition cannot write its share of it. Clang splits
@@ -213,8 +213,16 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 			cc->gz = "zlib";
 		else if (!strncmp(w, "-gz=", 4))
 			cc->gz = strcmp(w + 4, "none") ? w + 4 : NULL;
-		else if (!strcmp(w, "-gsplit-dwarf") || !strncmp(w, "-gsplit-dwarf=", 14))
-			split_dwarf = strcmp(w, "-gsplit-dwarf=none") != 0;
+		else if (!strcmp(w, "-gsplit-dwarf") || !strcmp(w, "-gsplit-dwarf=split"))
+			split_dwarf = 1;
+		else if (!strcmp(w, "-gsplit-dwarf=single"))
+			split_dwarf = 2;
+		else if (!strcmp(w, "-gsplit-dwarf=none") || !strcmp(w, "-gno-split-dwarf"))
+			split_dwarf = 0;
+		else if (!strncmp(w, "-gdwarf-", 8) && w[8] >= '2' && w[8] <= '5' && !w[9])
+			dwarf_version = w[8] - '0';
+		else if (!strcmp(w, "-gdwarf64"))
+			dwarf_version = 64;
 		else if (!strcmp(w, "-fsplit-lto-unit") || !strcmp(w, "-fno-split-lto-unit"))
 			split_unit = w[2] == 's';
 		else if (!strcmp(w, "-fwhole-program-vtables"))
@@ -243,13 +251,16 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 			cc->why_not = "is a full LTO compile (-flto)";
 		else if (cc->native && (!strcmp(cc->opt, "0") || !strcmp(cc->opt, "g")))
 			cc->why_not = "does not optimize (-O0, -Og)";
-		else if (cc->native && split_dwarf)
-			cc->why_not = "writes split DWARF (-gsplit-dwarf)";
+		else if (cc->native && split_dwarf == 2)
+			cc->why_not = "writes split DWARF into its object (-gsplit-dwarf=single)";
+		else if (cc->native && split_dwarf && (dwarf_version != 5 || cc->gz))
+			cc->why_not = "writes split DWARF other than DWARF 5 uncompressed (-gdwarf-4, -gdwarf64, -gz)";
 		else if (sources != 1 || cc->src < 0 || !lang_ok)
 			cc->why_not = "does not compile one C or C++ source";
 		else if (cc->out < 0 || !strcmp(compilecmd_output(cc), "-"))
 			cc->why_not = "has no output file (-o)";
 	}
+	cc->split_dwarf = cc->native && split_dwarf == 1;
 	return 0;
 }
 
@@ -272,19 +283,30 @@ const char *compilecmd_output(const struct compilecmd *cc)
 	return cc->out_joined ? cc->args.v[cc->out] + 2 : cc->args.v[cc->out];
 }
 
+/* The output's path with the extension of its last component replaced by
+ * ext, as clang names the files it writes beside it; NULL without one. */
+static char *beside_output(const struct compilecmd *cc, const char *ext)
+{
+	const char *out = compilecmd_output(cc);
+	if (!out)
+		return NULL;
+	const char *base = mtpc_base_name(out), *dot = strrchr(base, '.');
+	size_t keep = dot && dot != base ? (size_t)(dot - out) : strlen(out);
+	return xasprintf("%.*s%s", (int)keep, out, ext);
+}
+
 char *compilecmd_depfile(const struct compilecmd *cc)
 {
 	if (!cc->deps)
 		return NULL;
 	if (cc->depfile >= 0)
 		return xstrdup(cc->args.v[cc->depfile] + (cc->depfile_joined ? 3 : 0));
-	const char *out = compilecmd_output(cc);
-	if (!out)
-		return NULL;
-	/* clang's: the output's extension (of its last component) replaced */
-	const char *base = mtpc_base_name(out), *dot = strrchr(base, '.');
-	size_t keep = dot && dot != base ? (size_t)(dot - out) : strlen(out);
-	return xasprintf("%.*s.d", (int)keep, out);
+	return beside_output(cc, ".d");
+}
+
+char *compilecmd_dwo(const struct compilecmd *cc)
+{
+	return cc->split_dwarf ? beside_output(cc, ".dwo") : NULL;
 }
 
 void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct strv *cmd)
@@ -311,11 +333,24 @@ void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct str
 		strv_add(cmd, "-emit-llvm");
 }
 
-void compilecmd_partition(const struct compilecmd *cc, const char *in, const char *out, struct strv *cmd)
+void compilecmd_partition(const struct compilecmd *cc, const char *in, const char *out, const char *dwo_out,
+			  struct strv *cmd)
 {
 	for (size_t i = 0; i < cc->args.n; i++)
 		if (!cc->drop[i])
 			strv_add(cmd, cc->args.v[i]);
 	/* The compile's own flags, some of which LLVM IR does not use. */
 	strv_addl(cmd, "-Wno-unused-command-line-argument", "-x", "ir", in, "-o", out, NULL);
+	compilecmd_split_dwarf_flags(cc, dwo_out, cmd);
+}
+
+void compilecmd_split_dwarf_flags(const struct compilecmd *cc, const char *dwo_out, struct strv *cmd)
+{
+	char *dwo = compilecmd_dwo(cc);
+	/* cc1's own options, after the ones the driver derives from -o: the
+	 * skeleton names the compile's .dwo, the units go to dwo_out. */
+	if (dwo && dwo_out)
+		strv_addl(cmd, "-Xclang", "-split-dwarf-file", "-Xclang", dwo, "-Xclang", "-split-dwarf-output",
+			  "-Xclang", dwo_out, NULL);
+	free(dwo);
 }

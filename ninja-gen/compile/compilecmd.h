@@ -37,6 +37,9 @@ struct compilecmd {
 	                       * else a ThinLTO compile */
 	const char *gz;       /* -gz's format for the merge's ld -r ("zlib",
 	                       * "zstd"), or NULL: uncompressed debug sections */
+	int split_dwarf;      /* -gsplit-dwarf (DWARF 5, its own file): the
+	                       * compile writes compilecmd_dwo() beside the
+	                       * object, which only --merge-dwo splits */
 	const char *why_not;  /* NULL: can be split; else why it runs as given
 	                       * (a static string, for messages) */
 };
@@ -55,6 +58,11 @@ const char *compilecmd_output(const struct compilecmd *cc);
  * replaced by ".d". */
 char *compilecmd_depfile(const struct compilecmd *cc);
 
+/* The .dwo a -gsplit-dwarf compile writes (heap string), as clang names
+ * it: the output's path with its extension replaced by ".dwo". NULL
+ * without split DWARF. */
+char *compilecmd_dwo(const struct compilecmd *cc);
+
 /* The frontend's command into cmd: the compile as given, writing bitcode
  * (-emit-llvm for a plain compile) without running LLVM's passes (-Xclang
  * -disable-llvm-passes) to bc, the depfile (if any) still naming the real
@@ -64,7 +72,16 @@ void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct str
 /* The compile of one partition into cmd: the driver and every flag of the
  * compile that is not the preprocessor's, on "-x ir in", writing out (the
  * ThinLTO pre-link pipeline of the compile's own -O level and flags, or for
- * a plain compile its whole pipeline and code generation). */
-void compilecmd_partition(const struct compilecmd *cc, const char *in, const char *out, struct strv *cmd);
+ * a plain compile its whole pipeline and code generation). With split
+ * DWARF and dwo_out, its split units go to dwo_out and its skeleton names
+ * the compile's .dwo (compilecmd_split_dwarf_flags). */
+void compilecmd_partition(const struct compilecmd *cc, const char *in, const char *out, const char *dwo_out,
+			  struct strv *cmd);
+
+/* With split DWARF, the options that make a compile write its split units
+ * to dwo_out while its skeleton unit names the compile's own .dwo
+ * (compilecmd_dwo): a partition's compile, and the merge's fallback, which
+ * compiles into the inner directory. Nothing otherwise. */
+void compilecmd_split_dwarf_flags(const struct compilecmd *cc, const char *dwo_out, struct strv *cmd);
 
 #endif

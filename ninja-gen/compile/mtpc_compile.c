@@ -79,9 +79,10 @@ static const char *const usage[] = {
 	"full LTO (-flto), compiles\n"
 	"that instrument or use profiles in LLVM's pipeline, pipeline sanitizers\n"
 	"(address, memory, thread, ...), CFI and -fsplit-lto-unit (two-module\n"
-	"objects), split DWARF of a plain compile, modules, optimization records,\n"
-	"-save-temps. A precompiled header (-include-pch) is read by the frontend\n"
-	"step only.\n"
+	"objects), split DWARF of a plain compile (without --merge-dwo; with it,\n"
+	"split DWARF other than DWARF 5 in its own uncompressed file), modules,\n"
+	"optimization records, -save-temps. A precompiled header (-include-pch) is\n"
+	"read by the frontend step only.\n"
 	"\n",
 	"options:\n"
 	"  --cost-threshold N  split compiles costing at least N instructions\n"
@@ -89,6 +90,13 @@ static const char *const usage[] = {
 	"  --partitions N      at most N partitions (default: number of cores;\n"
 	"                      1 disables splitting)\n"
 	INNER_BUSY_HELP("")
+	"  --merge-dwo         split a plain compile with -gsplit-dwarf too: each\n"
+	"                      partition's split unit goes into the one .dwo the\n"
+	"                      compile writes (one string offsets table and one\n"
+	"                      list table each, shared, as gdb reads them); gdb and\n"
+	"                      llvm-dwarfdump read it, but llvm-dwp -e of a program\n"
+	"                      stops at a duplicate DWO id (it reads the .dwo once\n"
+	"                      per unit): give llvm-dwp the .dwo files instead\n"
 	"  --jobs N            parallelism of the inner build (default/0: cores);\n"
 	"                      every compile of it takes a token of the machine's\n"
 	"                      job budget (make's jobserver, else MTPC's pool)\n"
@@ -107,7 +115,7 @@ static const char *const usage[] = {
 	"  @FILE               more of these options, read from FILE (before --).\n"
 	"                      A compile the options concern (split, or costly\n"
 	"                      enough but held whole) adds each FILE that sets\n"
-	"                      --partitions, --cost-threshold, --busy,\n"
+	"                      --partitions, --cost-threshold, --busy, --merge-dwo,\n"
 	"                      --split-tool or --split-arg to its depfile (-MD),\n"
 	"                      so that changing FILE reruns those compiles and no\n"
 	"                      other; mtpc_enable() keeps every MTPC option there\n"
@@ -146,7 +154,7 @@ static int parse_opts(struct inner_launcher_opts *o, int argc, char **argv)
  * writes; the others (jobs, cache, executor, launcher, ninja) change where
  * and how fast it runs, not its object. */
 static const char *const shaping_opts[] = {"--partitions", "--cost-threshold", "--split-tool", "--split-arg",
-					   "--busy", NULL};
+					   "--busy", "--merge-dwo", NULL};
 
 /* Whether the option words v set a shaping option ("--opt=V" or "--opt V"). */
 static int sets_shaping_option(const struct strv *v)
@@ -247,9 +255,9 @@ static int run_plain(char *const *cmd)
 }
 
 /* The partition compile of the graph's pre-link stage (graph_codegen). */
-static void partition_cmd(void *ctx, const char *in, const char *out, struct strv *cmd)
+static void partition_cmd(void *ctx, const char *in, const char *out, const char *dwo_out, struct strv *cmd)
 {
-	compilecmd_partition(ctx, in, out, cmd);
+	compilecmd_partition(ctx, in, out, dwo_out, cmd);
 }
 
 /* Bytes of the file, 0 if none. */
@@ -479,17 +487,23 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 	m->why = xasprintf("split: cost %lld instructions (%s) >= %lld", cost, measured ? "measured" : "estimated",
 			   gc.cost_threshold);
 	struct graph_codegen cg = {.stage = cc->native ? STAGE_NATIVE : STAGE_PRELINK,
-				   .partition_cmd = partition_cmd, .partition_ctx = (void *)cc, .gz = cc->gz};
+				   .partition_cmd = partition_cmd, .partition_ctx = (void *)cc, .gz = cc->gz,
+				   .split_dwarf = cc->split_dwarf};
 	/* The join's or merge's fallback: the plain compile into its output
 	 * (the frontend wrote the depfile already). */
 	char *native = graph_native(m);
 	char *native_abs = xasprintf("%s/%s", inner, native);
+	/* With split DWARF its units go to native.dwo beside it, named by the
+	 * skeleton as the compile's own .dwo (the merge's result, too). */
+	char *native_dwo = cc->split_dwarf ? xasprintf("%.*s.dwo", (int)strlen(native_abs) - 2, native_abs) : NULL;
+	char *dwo = compilecmd_dwo(cc);
 	for (size_t i = 0; i < cc->args.n; i++) {
 		if ((int)i == cc->out)
 			strv_addown(&cg.fallback, cc->out_joined ? xasprintf("-o%s", native_abs) : xstrdup(native_abs));
 		else
 			strv_add(&cg.fallback, cc->args.v[i]);
 	}
+	compilecmd_split_dwarf_flags(cc, native_dwo, &cg.fallback);
 	/* Its depfile names the real output too, as the frontend's does. */
 	if (cc->deps && !cc->deps_target)
 		strv_addl(&cg.fallback, "-MT", out, NULL);
@@ -504,7 +518,10 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 		struct inner_build b = {.dir = inner, .name = mtpc_base_name(out), .plan_jobs = gc.jobs,
 					.quiet = o->quiet || silent, .graph = &g, .pre_kind = "frontend",
 					.pre_key = m->key, .pre_start = front_start, .pre_end = front_end};
-		if (inner_run(&o->in, &b) == 0 && mtpc_copy_file(native_abs, out, MTPC_WRITE_IF_CHANGED) == 0) {
+		/* The .dwo before the object that names it. */
+		if (inner_run(&o->in, &b) == 0 &&
+		    (!dwo || access(native_dwo, F_OK) != 0 || mtpc_copy_file(native_dwo, dwo, MTPC_WRITE_IF_CHANGED) == 0) &&
+		    mtpc_copy_file(native_abs, out, MTPC_WRITE_IF_CHANGED) == 0) {
 			/* Written only if changed, but the outer build must see that
 			 * the compile ran: else it reruns it at every build. */
 			utimensat(AT_FDCWD, out, NULL, 0);
@@ -523,6 +540,8 @@ static int run_split(const struct inner_launcher_opts *o, const struct compilecm
 	}
 	free(native);
 	free(native_abs);
+	free(native_dwo);
+	free(dwo);
 	strv_free(&cg.fallback);
 	graph_free(&g);
 done:
@@ -548,7 +567,12 @@ int main(int argc, char **argv)
 	struct compilecmd cc;
 	struct work_notice notice = WORK_NOTICE_INIT;
 	int status = -1, concerned = 0;
-	if (compilecmd_parse(&cc, o.ncmd, o.cmd) == 0 && !cc.why_not) {
+	int parsed = compilecmd_parse(&cc, o.ncmd, o.cmd) == 0;
+	/* A -gsplit-dwarf compile's split gives one unit per partition in its
+	 * .dwo, which gdb reads but llvm-dwp -e does not (docs: Plain compiles). */
+	if (parsed && !cc.why_not && cc.split_dwarf && !o.in.merge_dwo)
+		cc.why_not = "writes split DWARF (-gsplit-dwarf; --merge-dwo splits it)";
+	if (parsed && !cc.why_not) {
 		char *self = proc_self_path();
 		char *split = o.in.split_tool ? xstrdup(o.in.split_tool) : inner_find_split_tool(self ? self : argv[0]);
 		int measured;

@@ -93,6 +93,21 @@ int debugfix_copy(const char *from, const char *to, const char *checksums, const
  * or -1 after one error message naming the file. */
 int debugfix_package(const char *path);
 
+/* Merge the .dwo files in[0..n) of a plain compile's partitions (each the
+ * DWARF 5 split units of one partition, real lines already back) into the
+ * one .dwo at out that every partition's skeleton unit names: one unit per
+ * partition, sharing one string offsets table and one table each of
+ * location and range lists, since a split unit has no base attributes and
+ * readers take those tables from the start of the file's sections (gdb 13
+ * does). Type units an earlier file has are dropped. An empty input (a
+ * compile that wrote no .dwo) is skipped. out is written atomically, only
+ * if changed. Returns 1 when out was written (or was up to date), 0 when
+ * no input had units (out untouched), -1 with *why (heap) naming the file
+ * and what the merge cannot move (DWARF before 5, 64-bit DWARF, compressed
+ * sections, macros, ...; out untouched): the caller, which falls back to
+ * the plain compile, says it in its one warning. */
+int debugfix_dwo_merge(char *const *in, size_t n, const char *out, char **why);
+
 /* llvm-objcopy clears GRP_COMDAT of every section group whose signature
  * symbol is local, and LLVM signs the group of each DWARF type unit with a
  * local symbol: after the merge's objcopy, the final link would keep every

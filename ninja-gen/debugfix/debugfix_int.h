@@ -13,6 +13,7 @@
  *                  the discarded type units
  *   names.c        the GNU name lists without an earlier object's entries
  *   package.c      a .dwp's string offsets tables without unread entries
+ *   dwo_merge.c    a plain compile's partitions' .dwo files merged into one
  *   sorted.c       the sorted sets of strings that struct debugfix_earlier
  *                  carries from one object to the next
  *   debugfix.c     the entry points: one object, one file, and what the
@@ -207,6 +208,11 @@ struct abbrevs {
 
 #define DW_ABBREVS_NONE {~(uint64_t)0, NULL, 0, 0, NULL, 0, 0}
 void dw_abbrevs_free(struct abbrevs *t);
+/* Load the table at off of the abbreviation section sec[0..size) into t
+ * (nothing to do when t holds it already); -1 if it cannot be read. */
+int dw_load_abbrevs(struct abbrevs *t, const unsigned char *sec, size_t size, uint64_t off);
+/* The abbreviation of t with this code, or NULL. */
+const struct abbrev *dw_find_abbrev(const struct abbrevs *t, uint64_t code);
 
 /* What dw_walk_units does at each attribute: attr is called with c at the
  * attribute's value (spec: attribute, form, implicit constant) and reads

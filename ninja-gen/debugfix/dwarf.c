@@ -85,7 +85,7 @@ int dw_skip_form(struct cur *c, uint64_t form, int offsz, int addrsz, int versio
 
 /* ---- abbreviations ---------------------------------------------------------- */
 
-static int load_abbrevs(struct abbrevs *t, const unsigned char *sec, size_t size, uint64_t off)
+int dw_load_abbrevs(struct abbrevs *t, const unsigned char *sec, size_t size, uint64_t off)
 {
 	if (t->offset == off)
 		return 0;
@@ -133,7 +133,7 @@ static int load_abbrevs(struct abbrevs *t, const unsigned char *sec, size_t size
 	return 0;
 }
 
-static const struct abbrev *find_abbrev(const struct abbrevs *t, uint64_t code)
+const struct abbrev *dw_find_abbrev(const struct abbrevs *t, uint64_t code)
 {
 	if (code >= 1 && code <= t->n && t->a[code - 1].code == code)
 		return &t->a[code - 1]; /* LLVM numbers them 1, 2, ... */
@@ -187,7 +187,7 @@ int dw_walk_units(struct elf *e, size_t si, size_t from, size_t to, size_t abbre
 				skip(&c, 8 + (uint64_t)offsz);
 		}
 		if (c.bad || version < 2 || version > 5 ||
-		    load_abbrevs(t, ab, absize, abbrev_base + elf_relocated(e, si, abbr_at, abbr)) < 0)
+		    dw_load_abbrevs(t, ab, absize, abbrev_base + elf_relocated(e, si, abbr_at, abbr)) < 0)
 			return -1;
 		v->sec = sec;
 		v->offsz = offsz;
@@ -199,7 +199,7 @@ int dw_walk_units(struct elf *e, size_t si, size_t from, size_t to, size_t abbre
 				return -1;
 			if (code == 0)
 				continue;
-			const struct abbrev *a = find_abbrev(t, code);
+			const struct abbrev *a = dw_find_abbrev(t, code);
 			if (!a)
 				return -1;
 			for (size_t k = 0; k < a->n; k++) {

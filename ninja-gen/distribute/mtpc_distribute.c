@@ -123,8 +123,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	inner_opts_init(in);
 	if (inner_opts_from_env(in) < 0)
 		return -1;
+	static const int refused[] = {INNER_O_MERGE_DWO, 0}; /* a compile's */
 	int c;
-	while ((c = inner_getopt(in, argc, argv, ":h", longopts, NULL, "mtpc-distribute", usage)) >= 0)
+	while ((c = inner_getopt(in, argc, argv, ":h", longopts, refused, "mtpc-distribute", usage)) >= 0)
 		if (c == O_PROGRESS)
 			o->progress = 1;
 	if (c == -2)

@@ -118,7 +118,9 @@ static void slot_cmd(const struct graph_conf *gc, const struct graph_codegen *cg
 	step_command(cmd);
 	strv_addv(cmd, &gc->launcher);
 	if (cg->stage != STAGE_BACKEND) {
-		cg->partition_cmd(cg->partition_ctx, bc, tmp, cmd);
+		char *dwo_tmp = dwo ? xasprintf("%s.tmp", dwo) : NULL;
+		cg->partition_cmd(cg->partition_ctx, bc, tmp, dwo_tmp, cmd);
+		free(dwo_tmp);
 	} else {
 		/* Compiled as a ThinLTO backend whose import is already done
 		 * (-thinlto-assume-merged: straight to optimization and code
@@ -234,6 +236,11 @@ static void final_cmd(const struct graph_conf *gc, const struct graph_codegen *c
 	step_arg(cmd, STEP_MERGE, OPT_NAMES, cg->names_once ? "once" : NULL);
 	step_arg(cmd, STEP_MERGE, OPT_CWD, compile ? gc->outer_cwd : NULL);
 	step_arg(cmd, STEP_MERGE, OPT_GZ, compile ? cg->gz : NULL);
+	/* A plain compile's partitions' .dwo files, merged into the one its
+	 * fallback writes too. */
+	char *dwo = compile && cg->split_dwarf ? dwo_of(native) : NULL;
+	step_arg(cmd, STEP_MERGE, OPT_DWO, dwo);
+	free(dwo);
 	step_command(cmd);
 	if (compile) {
 		strv_addv(cmd, &cg->fallback);

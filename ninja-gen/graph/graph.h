@@ -192,10 +192,12 @@ struct graph_codegen {
 	                     * no .gdb_index from them (mtpc-link; the distributor
 	                     * cannot know) */
 	/* STAGE_PRELINK and STAGE_NATIVE: the compile of partition bitcode in
-	 * into out (appended to cmd), and the plain compile the join or merge
-	 * falls back to, writing the module's native.o (run in outer_cwd);
-	 * STAGE_NATIVE: gz, the -gz format the merge keeps, or NULL. */
-	void (*partition_cmd)(void *ctx, const char *in, const char *out, struct strv *cmd);
+	 * into out (appended to cmd; with split_dwarf, its split units into
+	 * dwo_out, else dwo_out is NULL), and the plain compile the join or
+	 * merge falls back to, writing the module's native.o (and with
+	 * split_dwarf native.dwo; run in outer_cwd); STAGE_NATIVE: gz, the -gz
+	 * format the merge keeps, or NULL. */
+	void (*partition_cmd)(void *ctx, const char *in, const char *out, const char *dwo_out, struct strv *cmd);
 	void *partition_ctx;
 	struct strv fallback;
 	const char *gz;

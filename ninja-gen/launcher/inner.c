@@ -195,6 +195,7 @@ int inner_opt(struct inner_opts *o, int c, const char *arg)
 	case INNER_O_DIR: o->dir = arg; break;
 	case INNER_O_VERBOSE: o->verbose = 1; break;
 	case INNER_O_NO_TYPE_UNITS: o->no_type_units = 1; break;
+	case INNER_O_MERGE_DWO: o->merge_dwo = 1; break;
 	case INNER_O_EXECUTOR: bad = slurm_parse_executor(arg, &o->slurm.on); break;
 	case INNER_O_SLURM_ARG: list_word(&o->slurm.args, &o->slurm_args_from_env, arg); break;
 	case INNER_O_SLURM_TRIES:

@@ -23,6 +23,7 @@ struct inner_opts {
 	int partitions, jobs;     /* --partitions, --jobs; 0: cores */
 	int verbose;              /* --verbose */
 	int no_type_units;        /* --no-type-units */
+	int merge_dwo;            /* --merge-dwo (mtpc-compile) */
 	const char *cache, *split_tool, *llvm_bin, *ninja, *dir;
 	struct strv launcher;     /* --launcher WORD... */
 	struct strv split_args;   /* --split-arg WORD... */
@@ -37,13 +38,14 @@ enum { INNER_O_THRESHOLD = 256, INNER_O_COST, INNER_O_PARTS, INNER_O_JOBS, INNER
        INNER_O_LAUNCHER, INNER_O_MIN_COST, INNER_O_SPLIT_ARG, INNER_O_SPLIT_TOOL,
        INNER_O_LLVM_BIN, INNER_O_NINJA, INNER_O_DIR, INNER_O_VERBOSE, INNER_O_EXECUTOR,
        INNER_O_SLURM_ARG, INNER_O_SLURM_TRIES, INNER_O_SLURM_WAIT, INNER_O_RELAY, INNER_O_RELAY_MODE,
-       INNER_O_NO_TYPE_UNITS, INNER_O_BUSY, INNER_O_VERSION, INNER_O_END };
+       INNER_O_NO_TYPE_UNITS, INNER_O_BUSY, INNER_O_VERSION, INNER_O_MERGE_DWO, INNER_O_END };
 #define INNER_LONGOPTS                                                       \
 	{"threshold", required_argument, 0, INNER_O_THRESHOLD},              \
 	{"cost-threshold", required_argument, 0, INNER_O_COST},              \
 	{"relay-cost", required_argument, 0, INNER_O_RELAY},                 \
 	{"relay", required_argument, 0, INNER_O_RELAY_MODE},                 \
 	{"no-type-units", no_argument, 0, INNER_O_NO_TYPE_UNITS},            \
+	{"merge-dwo", no_argument, 0, INNER_O_MERGE_DWO},                    \
 	{"busy", required_argument, 0, INNER_O_BUSY},                        \
 	{"partitions", required_argument, 0, INNER_O_PARTS},                 \
 	{"jobs", required_argument, 0, INNER_O_JOBS},                        \

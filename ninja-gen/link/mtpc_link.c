@@ -125,7 +125,8 @@ static const char *const usage[] = {
  * looked at here. Returns 0, or -1 after one error message. */
 static int parse_opts(struct inner_launcher_opts *o, int argc, char **argv)
 {
-	return inner_parse_launcher(o, argc, argv, NULL, 1, 0, "mtpc-link", "link command", usage);
+	static const int refused[] = {INNER_O_MERGE_DWO, 0}; /* a compile's */
+	return inner_parse_launcher(o, argc, argv, refused, 1, 0, "mtpc-link", "link command", usage);
 }
 
 static int run_original(const struct inner_launcher_opts *o)

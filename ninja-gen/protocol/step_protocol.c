@@ -94,10 +94,11 @@ static const struct {
 			"renamed. A link's module: after a failed split a copy of DIR/backend.o; after\n"
 			"a failed slot the command (its backend) compiles the module unsplit. A plain\n"
 			"compile's (--cwd): after a failed split, slot or merge the command (the plain\n"
-			"compile, writing FILE) runs in --cwd.",
+			"compile, writing FILE) runs in --cwd. With --dwo, a plain compile's partitions'\n"
+			"DIR/p<i>.dwo are merged into that one .dwo (debugfix_dwo_merge).",
 			"<backend command or plain compile, for the fallback>",
 			BIT(OPT_DIR) | BIT(OPT_OUT) | BIT(OPT_LLVM_BIN) | BIT(OPT_RECORD_MODULE) | BIT(OPT_NAMES) |
-				BIT(OPT_CWD) | BIT(OPT_GZ),
+				BIT(OPT_CWD) | BIT(OPT_GZ) | BIT(OPT_DWO),
 			BIT(OPT_DIR) | BIT(OPT_OUT), 0},
 	[STEP_JOIN] = {"--join-step",
 		       "The pre-link partitions of a compile's split (DIR/p<i>.o) joined into FILE\n"

@@ -70,6 +70,22 @@ static int fix_partitions(const struct step_args *s, int n, int *fixed)
 	return r;
 }
 
+/* A plain compile's partitions' .dwo files (D/p<i>.dwo, their real lines
+ * back) into the one .dwo (--dwo) every skeleton names; none when no
+ * partition wrote split units. NULL, or why not (heap), for the warning. */
+static char *merge_dwo(const struct step_args *s, int n)
+{
+	struct strv in = {0};
+	for (int i = 0; i < n; i++)
+		strv_addown(&in, xasprintf("%s/p%d.dwo", s->dir, i));
+	char *why = NULL;
+	int r = debugfix_dwo_merge(in.v, in.n, s->dwo, &why);
+	if (r == 0)
+		unlink(s->dwo);
+	strv_free(&in);
+	return why;
+}
+
 /* The module compiled unsplit (the command after "--") as the merged
  * object, after a partition could not be compiled or fixed (why, the
  * warning; NULL when a step before gave one). A link's backend writes
@@ -118,6 +134,15 @@ int merge_step(const struct step_args *s)
 	if (fix_partitions(s, n, fixed) < 0) {
 		free(fixed);
 		return merge_unsplit(s, "a partition's debug info could not be restored");
+	}
+	char *no_dwo = s->dwo ? merge_dwo(s, n) : NULL;
+	if (no_dwo) {
+		char *why = xasprintf("its partitions' split DWARF could not be merged (%s)", no_dwo);
+		int st = merge_unsplit(s, why);
+		free(why);
+		free(no_dwo);
+		free(fixed);
+		return st;
 	}
 	const char *bin = s->llvm_bin ? s->llvm_bin : MTPC_LLVM_BIN_DIR;
 	char *tmp1 = xasprintf("%s.r.tmp", s->out), *tmp2 = xasprintf("%s.tmp", s->out);

@@ -9,10 +9,12 @@ merge (ld.lld -r, the promoted symbols local again) writes one native object.
   native mode), at -O2 and under the flags a plain compile can have (hidden visibility, -g
   -gz, -fPIC -shared, section GC, -fcommon, -fPIE, -fno-pic);
 * exactness: what is not split (below the threshold, -O0, full LTO, -S, ASan, profiles,
-  -gsplit-dwarf) writes the plain compile's bytes and says nothing;
+  -gsplit-dwarf without --merge-dwo, and with it DWARF 4, =single or -gz) writes the plain
+  compile's bytes and says nothing;
 * determinism, the fallback with one warning, the compiler's own errors, the depfile, one
   warning once, -Werror, an edit recompiling one partition, debug info that
-  llvm-dwarfdump --verify accepts and gdb breaks in, -gz kept compressed;
+  llvm-dwarfdump --verify accepts and gdb breaks in, -gz kept compressed, -gsplit-dwarf
+  with --merge-dwo: the partitions' units merged into the one .dwo;
 * build systems: a Makefile with CC="mtpc-compile -- clang", ccache in front in both forms
   (CCACHE_PREFIX, and a launcher list ccache;mtpc-compile in CMake), CMake's
   mtpc_enable() on a target without LTO."""
@@ -167,6 +169,9 @@ UNSPLIT = [
     ("assembly", ["-S"], ("--cost-threshold", "0")),
     ("ASan", ["-fsanitize=address"], ("--cost-threshold", "0")),
     ("split DWARF", ["-g", "-gsplit-dwarf"], ("--cost-threshold", "0")),
+    ("split DWARF 4", ["-g", "-gdwarf-4", "-gsplit-dwarf"], ("--cost-threshold", "0", "--merge-dwo")),
+    ("split DWARF in the object", ["-g", "-gsplit-dwarf=single"], ("--cost-threshold", "0", "--merge-dwo")),
+    ("compressed split DWARF", ["-g", "-gz", "-gsplit-dwarf"], ("--cost-threshold", "0", "--merge-dwo")),
     ("optimization records", ["-fsave-optimization-record"], ("--cost-threshold", "0")),
     ("one partition", [], ("--cost-threshold", "0", "--partitions", "1")),
 ]
@@ -322,6 +327,101 @@ def test_native_debug_info(tmp_path):
             funcs.append(owned[0])
     assert len(funcs) >= 2, plan["partitions"]
     check_with_gdb(exe, funcs)
+
+
+def test_native_split_dwarf_merged(tmp_path):
+    """-g -gsplit-dwarf with --merge-dwo: one skeleton unit per partition in the object, all
+    naming the one .dwo the plain compile writes, which holds their split units (one string
+    offsets table and one list table each, shared: what gdb reads). llvm-dwarfdump --verify
+    accepts both; every skeleton's DWO id is in the .dwo; no other .dwo appears beside the
+    object; gdb stops in a function of each partition on its MARK line and lists its
+    parameters and locals from the unit's own strings and location lists; llvm-dwp given
+    the .dwo files indexes every unit; the same compile from nothing writes the same .dwo."""
+    from test_build_debug import DEBUG, GDB, MARKS, INLINED, check_with_gdb, gdb, skeletons, \
+        split_ids
+    flags = ["-g", "-gsplit-dwarf"]
+    w = tmp_path / "w"
+    w.mkdir()
+    for f in [*DEBUG.glob("*.c"), *DEBUG.glob("*.h")]:
+        shutil.copy(f, w)
+    dwos = []
+    for again in (0, 1):
+        if again:  # from nothing again: the same bytes
+            shutil.rmtree(w / "lib.o.mtpc")
+            (w / "plans.sqlite").unlink()
+        objs = []
+        for src in sorted(w.glob("*.c")):
+            obj = pathlib.Path(f"{src.stem}.o")
+            r = mtpc_compile(w, compile_cmd(src, obj, *flags), "--cost-threshold", "0", "--merge-dwo", cwd=w)
+            objs.append(w / obj)
+            if src.stem == "lib":
+                assert re.search(r"lib\.o: [2-9] partitions", r.stdout), r.stdout
+        dwos.append((w / "lib.dwo").read_bytes())
+    assert dwos[0] == dwos[1], "the same compile, another .dwo"
+    assert sorted(p.name for p in w.glob("*.dwo")) == ["calc.dwo", "lib.dwo", "main.dwo"]
+    skel = skeletons(w / "lib.o")
+    assert len(skel) >= 2 and {name for _, name in skel} == {"lib.dwo"}, skel
+    for f in (w / "lib.o", w / "lib.dwo"):
+        v = run([llvm_tool("llvm-dwarfdump"), "--verify", f], check=False)
+        assert v.returncode == 0 and "No errors" in v.stdout, v.stdout[-2000:]
+    assert split_ids(w / "lib.dwo") == sorted(i for i, _ in skel)
+    dwp = w / "all.dwp"
+    run([llvm_tool("llvm-dwp"), *sorted(w.glob("*.dwo")), "-o", dwp])
+    index = run([llvm_tool("llvm-dwarfdump"), "--debug-cu-index", dwp]).stdout
+    assert all(i in index for i, _ in skel), index
+    exe = w / "dbg"
+    run([llvm_tool("clang"), "-fuse-ld=lld", *objs, "-o", exe])
+    if not GDB:
+        pytest.skip("gdb not installed")
+    plan = json.loads(next(pathlib.Path(f"{w / 'lib.o'}.mtpc").glob("mod/*/parts/plan.json")).read_text())
+    funcs = []
+    for part in plan["partitions"]:
+        owned = sorted(f for f in part["owned"] if f in MARKS and f not in INLINED)
+        if owned:
+            funcs.append(owned[0])
+    assert len(funcs) >= 2, plan["partitions"]
+    check_with_gdb(exe, funcs, src_dir=w)
+    for f in funcs:
+        out = gdb(exe, f"info scope {f}")
+        assert re.search(r"Symbol \w+ is", out), f"{f}: no parameters or locals\n{out}"
+        assert "out of range" not in out and "Dwarf Error" not in out, out
+
+
+def test_native_split_dwarf_merge_falls_back(tmp_path):
+    """A partition's .dwo the merge cannot take (DWARF 4 units, which a clang wrapper puts
+    in place of p1's): one warning, and the plain compile's object and .dwo, byte for
+    byte."""
+    src = big_source(tmp_path / "big.c")
+    flags = ["-g", "-gsplit-dwarf"]
+    run(compile_cmd(src, pathlib.Path("mc.o"), *flags), cwd=tmp_path)
+    plain = {x: (tmp_path / f"mc.{x}").read_bytes() for x in ("o", "dwo")}
+    for x in ("o", "dwo"):
+        (tmp_path / f"mc.{x}").unlink()
+    # DWARF 4 split units, which p1's compile writes in place of its own
+    (tmp_path / "v4.c").write_text("int v4(int x) { return x * 3; }\n")
+    run([llvm_tool("clang"), "-O2", "-g", "-gdwarf-4", "-gsplit-dwarf", "-c", "v4.c", "-o", "v4.o"],
+        cwd=tmp_path)
+    clang = tmp_path / "clang"
+    clang.write_text(f"""#!/bin/sh
+'{llvm_tool('clang')}' "$@" || exit
+p1=; a1=; a2=
+for a; do
+  case $a in */p1.bc) p1=1;; esac
+  [ "$a2" = -split-dwarf-output ] && dwo=$a
+  a2=$a1; a1=$a
+done
+[ -n "$p1" ] && cp '{tmp_path / "v4.dwo"}' "$dwo"
+exit 0
+""")
+    clang.chmod(0o755)
+    cmd = [clang, *compile_cmd(src, pathlib.Path("mc.o"), *flags)[1:]]
+    r = mtpc_compile(tmp_path, cmd, "--cost-threshold", "0", "--merge-dwo", cwd=tmp_path)
+    warnings = [ln for ln in (r.stdout + r.stderr).splitlines() if "warning" in ln]
+    assert len(warnings) == 1 and "split DWARF could not be merged" in warnings[0] and \
+        "p1.dwo: it is not DWARF 5" in warnings[0], r.stdout + r.stderr
+    assert "error" not in r.stdout + r.stderr, r.stdout + r.stderr
+    for x in ("o", "dwo"):
+        assert (tmp_path / f"mc.{x}").read_bytes() == plain[x], f"mc.{x} is not the plain compile's"
 
 
 MAKEFILE = """CC = {cc}
