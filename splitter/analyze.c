@@ -50,6 +50,50 @@ static int has_attr(LLVMValueRef f, const char *name)
 	return kind && LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, kind) != NULL;
 }
 
+/* Function f's string attribute name ("" when it has none) in *len bytes. */
+static const char *str_attr(LLVMValueRef f, const char *name, unsigned *len)
+{
+	LLVMAttributeRef a = LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, name, (unsigned)strlen(name));
+	*len = 0;
+	return a ? LLVMGetStringAttributeValue(a, len) : "";
+}
+
+/* Whether callee can never be inlined into caller for its target: it
+ * needs a feature ("+x" of its target-features) that the caller, compiled
+ * for the same CPU, does not have (x86's __attribute__((target("bmi2")))
+ * versions of a function, called from their portable dispatcher). LLVM
+ * inlines only a callee whose features are a subset of the caller's. A
+ * feature the caller's list implies without naming it (+avx2 implies
+ * +avx) counts as missing: the only wrong answer is "never" for a callee
+ * that could be inlined, which costs a call, never correctness. */
+static int target_forbids_inlining(LLVMValueRef caller, LLVMValueRef callee)
+{
+	unsigned clen, elen, ccpu, ecpu;
+	const char *cf = str_attr(caller, "target-features", &clen), *ef = str_attr(callee, "target-features", &elen);
+	const char *cc = str_attr(caller, "target-cpu", &ccpu), *ec = str_attr(callee, "target-cpu", &ecpu);
+	if (ccpu != ecpu || memcmp(cc, ec, ccpu))
+		return 0;
+	for (unsigned i = 0; i < elen;) {
+		unsigned j = i;
+		while (j < elen && ef[j] != ',')
+			j++;
+		if (ef[i] == '+') {
+			int found = 0;
+			for (unsigned k = 0; k < clen && !found;) {
+				unsigned l = k;
+				while (l < clen && cf[l] != ',')
+					l++;
+				found = l - k == j - i && !memcmp(cf + k, ef + i, j - i);
+				k = l + 1;
+			}
+			if (!found)
+				return 1;
+		}
+		i = j + 1;
+	}
+	return 0;
+}
+
 static int is_local(LLVMLinkage l)
 {
 	return l == LLVMInternalLinkage || l == LLVMPrivateLinkage;
@@ -351,6 +395,25 @@ static unsigned long long var_bytes(LLVMValueRef v)
  * with a global unnamed_addr (copies are local and nobody compares their
  * addresses), and with --local-dup-limit small static functions; never
  * what must exist once (never_dup). */
+/* Per symbol: a defined function that has direct callers and that none of
+ * them can inline for its target (target_forbids_inlining). */
+static char *never_inlined(const struct module_info *mi)
+{
+	const struct sym *S = mi->syms;
+	char *called = xcalloc((size_t)mi->nsyms + 1, 1), *never = xcalloc((size_t)mi->nsyms + 1, 1);
+	for (int i = 0; i < mi->nsyms; i++)
+		for (int k = 0; k < S[i].ncalls; k++) {
+			int c = S[i].calls[k];
+			if (S[c].kind != SYM_FUNC || S[c].role == ROLE_DECL)
+				continue;
+			int forbids = target_forbids_inlining(S[i].v, S[c].v);
+			never[c] = called[c] ? never[c] && forbids : forbids;
+			called[c] = 1;
+		}
+	free(called);
+	return never;
+}
+
 static void decide_roles(struct module_info *mi, int ncomdats, const struct analyze_opts *opt)
 {
 	struct sym *S = mi->syms;
@@ -401,14 +464,20 @@ static void decide_roles(struct module_info *mi, int ncomdats, const struct anal
 	free(gbad);
 	/* Small static functions: duplicated rather than promoted, so every
 	 * partition calling one can inline it and drop it, as the unsplit module
-	 * does; where two partitions keep it, the comdat leaves one (partition.c). */
+	 * does; where two partitions keep it, the comdat leaves one (partition.c).
+	 * Not one that no caller can inline for its target (never_inlined): the
+	 * unsplit module keeps it out of line once, and each partition's copy
+	 * would be out of line too (zstd's HUF_compress1X_usingCTable_internal_bmi2,
+	 * 14 KB once its alwaysinline body is in). */
+	char *never = never_inlined(mi);
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &S[i];
 		if (s->role == ROLE_OWNED && s->kind == SYM_FUNC && (s->flags & SF_LOCAL) && s->comdat < 0 &&
-		    !(s->flags & (never_dup | SF_NOINLINE)) &&
+		    !(s->flags & (never_dup | SF_NOINLINE)) && !never[i] &&
 		    (s->cost <= opt->local_dup_limit || (opt->always_inline_dup && (s->flags & SF_ALWAYS_INLINE))))
 			s->role = ROLE_DUP;
 	}
+	free(never);
 	/* Aliases and ifuncs follow their base object. */
 	for (int i = 0; i < mi->nsyms; i++)
 		if ((S[i].kind == SYM_ALIAS || S[i].kind == SYM_IFUNC))

@@ -22,6 +22,8 @@
  * deciding its object to its depfile: changing MTPC_MAX_PARTITIONS reruns
  * the compiles it concerns, not every source of the target. */
 #define _POSIX_C_SOURCE 200809L
+#include "bitcode.h"
+#include "bitcode_cost.h"
 #include "compilecmd.h"
 #include "debugfix.h"
 #include "depfile.h"
@@ -297,6 +299,17 @@ static int quoted_include(const char *l, char *name, size_t cap)
 	return 1;
 }
 
+/* Whether the file at path starts like bitcode. */
+static int looks_like_bitcode(const char *path)
+{
+	unsigned char head[4];
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+	if (f)
+		fclose(f);
+	return mtpc_is_bitcode(head, n);
+}
+
 /* The compile's cost in summary instructions, and whether it was measured:
  * the ThinLTO summary of the previous output (what the pre-link pipeline
  * made of this source last time, as mtpc-link counts a module) or a plain
@@ -331,11 +344,17 @@ static long long compile_cost(const struct compilecmd *cc, const char *split_too
 		*measured = 1;
 		return code / CODE_BYTES_PER_INST * NATIVE_COST_FACTOR;
 	}
-	if (!cc->native && size_of(out) > 0) {
+	long long insts = -1, funcs;
+	int r = !cc->native && size_of(out) > 0 ? mtpc_bitcode_file_cost(out, &insts, &funcs) : 1;
+	if (r == 0) {
+		*measured = 1;
+		return insts;
+	}
+	/* Bitcode the C reader cannot follow: LLVM's (bitcode_cost.h). */
+	if (r < 0 && looks_like_bitcode(out)) {
 		char *cmd[] = {(char *)split_tool, "--print-cost", (char *)out, NULL};
 		struct buf o = {0}, err = {0};
 		struct proc_io io = {.out = &o, .err = &err};
-		long long insts = -1;
 		if (proc_spawn(cmd, &io) == 0 && o.s && sscanf(o.s, "%lld", &insts) == 1 && insts >= 0)
 			*measured = 1;
 		buf_free(&o);

@@ -2,6 +2,7 @@
  * backend cost, corrected by measured history, or by bitcode bytes). The
  * policy of the graph, kept apart from the edges it leads to (emit.c). */
 #define _POSIX_C_SOURCE 200809L
+#include "bitcode_cost.h"
 #include "graph_int.h"
 #include "outer_log.h"
 #include "proc.h"
@@ -24,16 +25,13 @@ long long graph_estimated_cost(const struct module *m)
 	return m->insts >= 0 ? m->insts : m->size / BYTES_PER_INST;
 }
 
-/* m->insts for every module, from mtpc-split --print-cost (the modules'
- * ThinLTO summaries, read without loading any function), one run over a
- * list of the modules' paths. On failure, one warning and the modules keep
- * -1 (their size stands in). */
-static void estimate_costs(const struct graph_conf *gc, struct graph *g)
+/* estimate_costs for the modules ask[0..nask) by mtpc-split --print-cost. */
+static void llvm_costs(const struct graph_conf *gc, struct graph *g, const size_t *ask, size_t nask)
 {
 	char *list = xasprintf("%s/costs.list", gc->inner), *costs = xasprintf("%s/costs.txt", gc->inner);
 	struct buf paths = {0};
-	for (size_t i = 0; i < g->nmods; i++)
-		buf_printf(&paths, "%s\n", g->mods[i].path);
+	for (size_t k = 0; k < nask; k++)
+		buf_printf(&paths, "%s\n", g->mods[ask[k]].path);
 	char *at = xasprintf("@%s", list);
 	char *cmd[] = {(char *)gc->split_tool, "--print-cost", "-o", costs, at, NULL};
 	struct buf err = {0};
@@ -47,10 +45,10 @@ static void estimate_costs(const struct graph_conf *gc, struct graph *g)
 	} else {
 		/* One line per path, in order: "INSTS FUNCTIONS PATH" or "- - PATH". */
 		char *line = text;
-		for (size_t i = 0; i < g->nmods && line && *line; i++) {
+		for (size_t k = 0; k < nask && line && *line; k++) {
 			long long insts;
 			if (sscanf(line, "%lld", &insts) == 1)
-				g->mods[i].insts = insts;
+				g->mods[ask[k]].insts = insts;
 			line = strchr(line, '\n');
 			line = line ? line + 1 : NULL;
 		}
@@ -63,6 +61,27 @@ static void estimate_costs(const struct graph_conf *gc, struct graph *g)
 	free(at);
 	free(list);
 	free(costs);
+}
+
+/* m->insts for every module, from the modules' ThinLTO summaries: read in
+ * C (bitcode_cost.h), and for the modules that reader cannot follow by
+ * mtpc-split --print-cost (LLVM's reader), one run over a list of their
+ * paths. On failure, one warning and the modules keep -1 (their size
+ * stands in). */
+static void estimate_costs(const struct graph_conf *gc, struct graph *g)
+{
+	size_t *ask = xmalloc((g->nmods + 1) * sizeof *ask), nask = 0;
+	for (size_t i = 0; i < g->nmods; i++) {
+		long long insts, funcs;
+		int r = mtpc_bitcode_file_cost(g->mods[i].path, &insts, &funcs);
+		if (r == 0)
+			g->mods[i].insts = insts;
+		else if (r < 0)
+			ask[nask++] = i;
+	}
+	if (nask)
+		llvm_costs(gc, g, ask, nask);
+	free(ask);
 }
 
 /* Decide, costliest first, which of the modules whose cost reached the

@@ -228,3 +228,35 @@ def test_always_inline_callees_are_copied_into_a_links_partitions(tmp_path, pre_
         assert len(bodies) == (1 if pre_link else 2), (name, plan)
     for p in sorted(out.glob("p*.bc")):
         sl.verify(p)
+
+
+def native_module(d):
+    """A plain compile's frontend module: four large functions, each calling two small
+    statics, one compiled for BMI2 (__attribute__((target))) and its portable twin."""
+    big = "".join(f"  x = x * {k + 3} + (x >> {k % 7 + 1});\n" for k in range(120))
+    funcs = "".join(f"unsigned f{i}(unsigned x, int bmi) {{\n{big}  return bmi ? w_bmi2(x + {i}) : "
+                    f"w_default(x + {i});\n}}\n" for i in range(4))
+    src = d / "m.c"
+    src.write_text("__attribute__((target(\"bmi,bmi2\"))) static unsigned w_bmi2(unsigned x) "
+                   "{ return x * 5 + 1; }\n"
+                   "static unsigned w_default(unsigned x) { return x * 5 + 1; }\n" + funcs)
+    bc = d / "m.bc"
+    subprocess.run([sl.llvm_tool("clang"), "-O2", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c",
+                    src, "-o", bc], check=True)
+    return bc
+
+
+def test_native_no_copies_of_a_static_no_caller_can_inline(tmp_path):
+    """--native carries a small static in every partition that calls it, to be inlined
+    there, but not one that no caller can inline for its target (a BMI2 version called
+    from portable code): that one stays out of line once, owned by one partition, as in
+    the unsplit compile. Its portable twin is still carried by every calling partition."""
+    bc = native_module(tmp_path)
+    sl.split(bc, tmp_path / "out", 4, "--native", "--no-ipo", "--no-seed")
+    plan = json.loads((tmp_path / "out" / "plan.json").read_text())
+    parts = plan["partitions"]
+    callers = [q for q in parts if any(f.startswith("f") for f in q["owned"])]
+    assert len(callers) >= 2, parts
+    assert all("w_default" in q["duplicated"] for q in callers), parts
+    assert not any("w_bmi2" in q["duplicated"] for q in parts), parts
+    assert sum("w_bmi2" in q["owned"] for q in parts) == 1, parts
