@@ -87,17 +87,7 @@ static void map_free(struct die_map *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* The shared string table: each distinct string once, in the order first
- * met (file by file, entry by entry), so the output is deterministic. */
-struct pool {
-	struct buf str;     /* .debug_str.dwo */
-	uint32_t *off;      /* per index: offset in str */
-	size_t n, cap;
-	uint32_t *slot;     /* open addressing: index + 1, 0 empty */
-	size_t nslot;
-};
-
-static uint64_t str_hash(const char *s, size_t len)
+static uint64_t bytes_hash(const char *s, size_t len)
 {
 	uint64_t h = 1469598103934665603ull;
 	for (size_t i = 0; i < len; i++)
@@ -105,45 +95,10 @@ static uint64_t str_hash(const char *s, size_t len)
 	return h;
 }
 
-static void pool_grow(struct pool *p)
-{
-	free(p->slot);
-	p->nslot = p->nslot ? 2 * p->nslot : 1024;
-	p->slot = xcalloc(p->nslot, sizeof *p->slot);
-	for (size_t i = 0; i < p->n; i++) {
-		const char *s = p->str.s + p->off[i];
-		size_t k = str_hash(s, strlen(s)) & (p->nslot - 1);
-		while (p->slot[k])
-			k = (k + 1) & (p->nslot - 1);
-		p->slot[k] = (uint32_t)i + 1;
-	}
-}
-
-/* The index of string s[0..len) (no NUL inside), added if new. */
-static uint32_t pool_index(struct pool *p, const char *s, size_t len)
-{
-	if (2 * (p->n + 1) > p->nslot)
-		pool_grow(p);
-	size_t k = str_hash(s, len) & (p->nslot - 1);
-	for (; p->slot[k]; k = (k + 1) & (p->nslot - 1)) {
-		const char *t = p->str.s + p->off[p->slot[k] - 1];
-		if (!strncmp(t, s, len) && !t[len])
-			return p->slot[k] - 1;
-	}
-	if (p->n == p->cap) {
-		p->cap = p->cap ? 2 * p->cap : 1024;
-		p->off = xrealloc(p->off, p->cap * sizeof *p->off);
-	}
-	p->off[p->n] = (uint32_t)p->str.len;
-	buf_addn(&p->str, s, len);
-	buf_addc(&p->str, 0);
-	p->slot[k] = (uint32_t)p->n + 1;
-	return (uint32_t)p->n++;
-}
-
-/* The shared abbreviation table: each distinct abbreviation (its bytes
- * after the code: tag, children, specifications) once, numbered from 1 in
- * the order first met. */
+/* Distinct byte strings, each once, numbered from 1 in the order first met
+ * (so the output is deterministic): the shared string table (each string
+ * with its NUL: data is .debug_str.dwo) and the shared abbreviation table
+ * (each abbreviation's bytes after its code: tag, children, specifications). */
 struct blobs {
 	struct buf data;
 	size_t *off, *len;
@@ -158,7 +113,7 @@ static void blobs_grow(struct blobs *b)
 	b->nslot = b->nslot ? 2 * b->nslot : 256;
 	b->slot = xcalloc(b->nslot, sizeof *b->slot);
 	for (size_t i = 0; i < b->n; i++) {
-		size_t k = str_hash(b->data.s + b->off[i], b->len[i]) & (b->nslot - 1);
+		size_t k = bytes_hash(b->data.s + b->off[i], b->len[i]) & (b->nslot - 1);
 		while (b->slot[k])
 			k = (k + 1) & (b->nslot - 1);
 		b->slot[k] = (uint32_t)i + 1;
@@ -170,7 +125,7 @@ static uint32_t blobs_code(struct blobs *b, const char *s, size_t len)
 {
 	if (2 * (b->n + 1) > b->nslot)
 		blobs_grow(b);
-	size_t k = str_hash(s, len) & (b->nslot - 1);
+	size_t k = bytes_hash(s, len) & (b->nslot - 1);
 	for (; b->slot[k]; k = (k + 1) & (b->nslot - 1)) {
 		size_t i = b->slot[k] - 1;
 		if (b->len[i] == len && !memcmp(b->data.s + b->off[i], s, len))
@@ -186,6 +141,14 @@ static uint32_t blobs_code(struct blobs *b, const char *s, size_t len)
 	buf_addn(&b->data, s, len);
 	b->slot[k] = (uint32_t)b->n + 1;
 	return (uint32_t)++b->n;
+}
+
+static void blobs_free(struct blobs *b)
+{
+	buf_free(&b->data);
+	free(b->off);
+	free(b->len);
+	free(b->slot);
 }
 
 /* An abbreviation of an input file (the table at table, its code) and its
@@ -226,7 +189,7 @@ struct dwo_in {
 struct merge {
 	struct dwo_in *in;
 	size_t n;
-	struct pool pool;
+	struct blobs strings;     /* with their NULs */
 	struct blobs abbrevs;
 	struct buf out[S_N];
 	uint64_t *sigs;           /* type unit signatures kept (sig_kept) */
@@ -319,7 +282,7 @@ static int open_input(struct merge *m, struct dwo_in *f)
 	return 0;
 }
 
-/* Its string offsets table, each entry's string into the shared pool. */
+/* Its string offsets table, each entry's string into the shared table. */
 static int read_strings(struct merge *m, struct dwo_in *f)
 {
 	uint64_t size = sec_size(f, S_STROFF);
@@ -341,7 +304,7 @@ static int read_strings(struct merge *m, struct dwo_in *f)
 		size_t len = off < strsize ? strnlen(s, strsize - off) : 0;
 		if (off >= strsize || off + len >= strsize)
 			return fail(m, f, "a string offset lies outside its string section");
-		f->str_to[i] = pool_index(&m->pool, s, len);
+		f->str_to[i] = blobs_code(&m->strings, s, len + 1) - 1;
 	}
 	return 0;
 }
@@ -941,14 +904,16 @@ static int merge_files(struct merge *m, struct buf *o)
 		m->out[s] = table;
 	}
 	/* the shared string offsets table */
-	if (m->pool.n) {
+	if (m->strings.n) {
 		struct buf *so = &m->out[S_STROFF];
-		put_le(so, 4 + 4 * (uint64_t)m->pool.n, 4);
+		if (m->strings.data.len > 0xffffffffu)
+			return fail(m, NULL, "the merged strings are too large");
+		put_le(so, 4 + 4 * (uint64_t)m->strings.n, 4);
 		put_le(so, 5, 2);
 		put_le(so, 0, 2);
-		for (size_t i = 0; i < m->pool.n; i++)
-			put_le(so, m->pool.off[i], 4);
-		buf_addn(&m->out[S_STR], m->pool.str.s, m->pool.str.len);
+		for (size_t i = 0; i < m->strings.n; i++)
+			put_le(so, m->strings.off[i], 4);
+		buf_addn(&m->out[S_STR], m->strings.data.s, m->strings.data.len);
 	}
 	write_elf(m, o);
 	return 0;
@@ -993,13 +958,8 @@ int debugfix_dwo_merge(char *const *in, size_t n, const char *out, char **why)
 	}
 	for (int s = 0; s < S_N; s++)
 		buf_free(&m.out[s]);
-	buf_free(&m.pool.str);
-	buf_free(&m.abbrevs.data);
-	free(m.abbrevs.off);
-	free(m.abbrevs.len);
-	free(m.abbrevs.slot);
-	free(m.pool.off);
-	free(m.pool.slot);
+	blobs_free(&m.strings);
+	blobs_free(&m.abbrevs);
 	free(m.sigs);
 	free(m.sig_used);
 	free(m.in);

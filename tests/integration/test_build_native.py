@@ -293,11 +293,25 @@ def test_native_common_symbols_stay_common(tmp_path):
     assert syms == pd.object_symbols(plain)
 
 
+def marked_function_per_partition(obj):
+    """A function with a MARK line (tests/projects/debug) owned by each partition of obj's
+    split that owns one, not inlined away: where gdb must stop. At least two."""
+    from test_build_debug import MARKS, INLINED
+    plan = json.loads(next(pathlib.Path(f"{obj}.mtpc").glob("mod/*/parts/plan.json")).read_text())
+    funcs = []
+    for part in plan["partitions"]:
+        owned = sorted(f for f in part["owned"] if f in MARKS and f not in INLINED)
+        if owned:
+            funcs.append(owned[0])
+    assert len(funcs) >= 2, plan["partitions"]
+    return funcs
+
+
 def test_native_debug_info(tmp_path):
     """-O2 -g and -O2 -g -gz: llvm-dwarfdump --verify accepts the merged object; with -gz
     its debug sections are compressed, as the plain compile's are; gdb stops in a function
     of each partition on its MARK line."""
-    from test_build_debug import DEBUG, GDB, MARKS, INLINED, check_with_gdb
+    from test_build_debug import DEBUG, GDB, check_with_gdb
     objs = {}
     for flags in (["-g"], ["-g", "-gz"]):
         tag = "".join(flags)
@@ -317,16 +331,7 @@ def test_native_debug_info(tmp_path):
     run([llvm_tool("clang"), "-fuse-ld=lld", *objs["-g"], "-o", exe])
     if not GDB:
         pytest.skip("gdb not installed")
-    import json
-    plan = json.loads(next(pathlib.Path(f"{tmp_path / 'lib-g.o'}.mtpc").glob(
-        "mod/*/parts/plan.json")).read_text())
-    funcs = []
-    for part in plan["partitions"]:
-        owned = sorted(f for f in part["owned"] if f in MARKS and f not in INLINED)
-        if owned:
-            funcs.append(owned[0])
-    assert len(funcs) >= 2, plan["partitions"]
-    check_with_gdb(exe, funcs)
+    check_with_gdb(exe, marked_function_per_partition(tmp_path / "lib-g.o"))
 
 
 def test_native_split_dwarf_merged(tmp_path):
@@ -337,8 +342,7 @@ def test_native_split_dwarf_merged(tmp_path):
     object; gdb stops in a function of each partition on its MARK line and lists its
     parameters and locals from the unit's own strings and location lists; llvm-dwp given
     the .dwo files indexes every unit; the same compile from nothing writes the same .dwo."""
-    from test_build_debug import DEBUG, GDB, MARKS, INLINED, check_with_gdb, gdb, skeletons, \
-        split_ids
+    from test_build_debug import DEBUG, GDB, check_with_gdb, gdb, skeletons, split_ids
     flags = ["-g", "-gsplit-dwarf"]
     w = tmp_path / "w"
     w.mkdir()
@@ -373,13 +377,7 @@ def test_native_split_dwarf_merged(tmp_path):
     run([llvm_tool("clang"), "-fuse-ld=lld", *objs, "-o", exe])
     if not GDB:
         pytest.skip("gdb not installed")
-    plan = json.loads(next(pathlib.Path(f"{w / 'lib.o'}.mtpc").glob("mod/*/parts/plan.json")).read_text())
-    funcs = []
-    for part in plan["partitions"]:
-        owned = sorted(f for f in part["owned"] if f in MARKS and f not in INLINED)
-        if owned:
-            funcs.append(owned[0])
-    assert len(funcs) >= 2, plan["partitions"]
+    funcs = marked_function_per_partition(w / "lib.o")
     check_with_gdb(exe, funcs, src_dir=w)
     for f in funcs:
         out = gdb(exe, f"info scope {f}")

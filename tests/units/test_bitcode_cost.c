@@ -8,24 +8,13 @@
  * "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
 #include "bitcode_cost.h"
+#include "check.h"
 #include "util.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int passed, failed;
-
-#define CHECK(c)                                                                  \
-	do {                                                                      \
-		if (c)                                                            \
-			passed++;                                                 \
-		else {                                                            \
-			failed++;                                                 \
-			fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #c); \
-		}                                                                 \
-	} while (0)
 
 static const char *dir;
 
@@ -160,6 +149,5 @@ int main(int argc, char **argv)
 	CHECK(mtpc_bitcode_cost("BC\xc0\xde", 4, &i, &f) == 1); /* bitcode with no module */
 	free(data);
 	free(text);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return CHECK_REPORT();
 }
