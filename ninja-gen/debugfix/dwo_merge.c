@@ -300,9 +300,11 @@ static int read_strings(struct merge *m, struct dwo_in *f)
 	f->str_to = xmalloc((f->nstr + 1) * sizeof *f->str_to);
 	for (uint64_t i = 0; i < f->nstr; i++) {
 		uint64_t off = rd(&c, 4);
+		if (off >= strsize)
+			return fail(m, f, "a string offset lies outside its string section");
 		const char *s = (const char *)str + off;
-		size_t len = off < strsize ? strnlen(s, strsize - off) : 0;
-		if (off >= strsize || off + len >= strsize)
+		size_t len = strnlen(s, strsize - off);
+		if (off + len >= strsize)
 			return fail(m, f, "a string offset lies outside its string section");
 		f->str_to[i] = blobs_code(&m->strings, s, len + 1) - 1;
 	}
@@ -326,6 +328,12 @@ static int list_header(struct merge *m, struct dwo_in *f, int s, uint64_t *count
 	*count = rd(&c, 4);
 	if (c.bad || version != 5 || addrsz != 8 || segsz != 0 || *count > (size - 12) / 4)
 		return fail(m, f, "a list table's header is not DWARF 5's");
+	/* each offset (from the offsets' start) must name a place among the lists */
+	for (uint64_t i = 0; i < *count; i++) {
+		uint64_t v = rd(&c, 4);
+		if (v < 4 * *count || v >= size - 12)
+			return fail(m, f, "a list table's offset lies outside its lists");
+	}
 	return 0;
 }
 
