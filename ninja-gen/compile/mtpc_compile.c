@@ -408,12 +408,14 @@ static void plan_parts(struct compile_plan *p, long long cost, int k, double spc
 	p->task_secs = (double)sc.task * spc;
 }
 
-static struct compile_plan plan_compile(const struct inner_opts *in, const char *out, long long cost)
+/* The plan of a compile of this cost whose output is out; whole: it must
+ * run as given whatever its cost (split DWARF without --merge-dwo). */
+static struct compile_plan plan_compile(const struct inner_opts *in, const char *out, long long cost, int whole)
 {
 	struct compile_plan p = {0, 0, NULL, 0, 0, 0};
 	double spc = GRAPH_DEFAULT_SECONDS_PER_COST;
 	plan_parts(&p, cost, 0, spc);
-	if (cost < in->cost_threshold || in->partitions == 1)
+	if (cost < in->cost_threshold || in->partitions == 1 || whole)
 		return p;
 	int lanes = in->slurm.on ? INNER_SLURM_PLAN_JOBS : inner_cores();
 	int kmax = in->partitions > 0 ? in->partitions : lanes, jobs = in->jobs > 0 ? in->jobs : lanes;
@@ -587,19 +589,20 @@ int main(int argc, char **argv)
 	struct work_notice notice = WORK_NOTICE_INIT;
 	int status = -1, concerned = 0;
 	int parsed = compilecmd_parse(&cc, o.ncmd, o.cmd) == 0;
-	/* A -gsplit-dwarf compile's split gives one unit per partition in its
-	 * .dwo, which gdb reads but llvm-dwp -e does not (docs: Plain compiles). */
-	if (parsed && !cc.why_not && cc.split_dwarf && !o.in.merge_dwo)
-		cc.why_not = "writes split DWARF (-gsplit-dwarf; --merge-dwo splits it)";
 	if (parsed && !cc.why_not) {
 		char *self = proc_self_path();
 		char *split = o.in.split_tool ? xstrdup(o.in.split_tool) : inner_find_split_tool(self ? self : argv[0]);
 		int measured;
 		long long cost = compile_cost(&cc, split, &measured);
 		/* Costly enough: the options decide this compile's object (split,
-		 * in how many, or held whole by --partitions 1 or busy cores). */
+		 * in how many, or held whole by --partitions 1, busy cores, or
+		 * split DWARF without --merge-dwo). */
 		concerned = cost >= o.in.cost_threshold;
-		struct compile_plan plan = plan_compile(&o.in, compilecmd_output(&cc), cost);
+		/* A -gsplit-dwarf compile's split gives one unit per partition in
+		 * its .dwo, which gdb reads but llvm-dwp -e does not (docs: "Plain
+		 * compiles"): as given unless asked, and then quietly. */
+		int dwo_held = cc.split_dwarf && !o.in.merge_dwo;
+		struct compile_plan plan = plan_compile(&o.in, compilecmd_output(&cc), cost, dwo_held);
 		int silent = under_ccache();
 		/* Announced for the other links and compiles' choices. */
 		if (o.in.busy == GRAPH_BUSY_AUTO)

@@ -550,6 +550,39 @@ def test_cmake_no_lto_and_ccache(launcher, tmp_path):
     assert inner_log.stat().st_mtime_ns == before, "a hit ran the split"
 
 
+def test_cmake_merge_dwo(tmp_path):
+    """mtpc_enable(app NO_LTO) with -gsplit-dwarf: not split by default; with
+    MTPC_MERGE_DWO=ON (set after the first build) the big compile is split, and only it
+    reruns, its one .dwo holding a unit per partition, as its skeletons say; the program
+    runs as before."""
+    from test_build_cmake_compat import configure
+    from test_build_debug import skeletons, split_ids
+    src = tmp_path / "src"
+    src.mkdir()
+    big_source(src / "big.c", funcs=400)
+    (src / "big.c").write_text((src / "big.c").read_text().replace("int main(", "int big_main("))
+    (src / "small.c").write_text("int big_main(int, char **);\n"
+                                 "int main(int c, char **v) { return big_main(c, v) == 7; }\n")
+    (src / "CMakeLists.txt").write_text(CCACHE_PROJECT)
+    b = tmp_path / "b"
+    flags = ["-DMTPC_SPLIT_COST=1000", "-DCMAKE_C_FLAGS=-g -gsplit-dwarf", "-DMTPC_MAX_PARTITIONS=3"]
+    configure(src, b, flags)
+    log = run(["cmake", "--build", b]).stdout
+    obj = b / "CMakeFiles" / "app.dir" / "big.c.o"
+    dwo = obj.with_suffix(".dwo")
+    assert split_into(obj) is None and dwo.exists(), log
+    assert len(skeletons(obj)) == 1
+    configure(src, b, [*flags, "-DMTPC_MERGE_DWO=ON"])
+    log = run(["cmake", "--build", b, "-v"]).stdout
+    assert split_into(obj) == 3, log
+    assert not re.search(r"-c \S*small\.c\b", log) and re.search(r"-c \S*big\.c\b", log), \
+        f"not only the compile the option concerns reran:\n{log}"
+    skel = skeletons(obj)
+    assert len(skel) == 3 and {n for _, n in skel} == {str(dwo.relative_to(b))}, skel
+    assert split_ids(dwo) == sorted(i for i, _ in skel)
+    assert run([b / "app"], check=False).returncode in (0, 1)
+
+
 PCH_PROJECT = """cmake_minimum_required(VERSION 3.20)
 project(pch CXX)
 find_package(MTPC REQUIRED)
