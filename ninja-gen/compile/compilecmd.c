@@ -129,7 +129,7 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 	size_t n = cc->args.n;
 	cc->drop = xcalloc(n + 1, 1);
 	enum { LTO_NONE, LTO_THIN, LTO_OTHER } lto = LTO_NONE;
-	int compile = 0, sources = 0, lang_ok = 1, split_dwarf = 0, dwarf_version = 5;
+	int compile = 0, sources = 0, lang_ok = 1, split_dwarf = 0, dwarf_version = 5, macros = 0;
 	/* A split LTO unit (two modules in one object, for CFI and whole-program
 	 * devirtualization) is written by ThinLTO's bitcode writer from the
 	 * whole module; a partition cannot write its share of it. Clang splits
@@ -223,6 +223,10 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 			dwarf_version = w[8] - '0';
 		else if (!strcmp(w, "-gdwarf64"))
 			dwarf_version = 64;
+		else if (!strcmp(w, "-g3") || !strcmp(w, "-ggdb3") || !strcmp(w, "-fdebug-macro"))
+			macros = 1; /* a .debug_macro.dwo, which the merge of split DWARF does not take */
+		else if (!strcmp(w, "-fno-debug-macro"))
+			macros = 0;
 		else if (!strcmp(w, "-fsplit-lto-unit") || !strcmp(w, "-fno-split-lto-unit"))
 			split_unit = w[2] == 's';
 		else if (!strcmp(w, "-fwhole-program-vtables"))
@@ -253,8 +257,9 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 			cc->why_not = "does not optimize (-O0, -Og)";
 		else if (cc->native && split_dwarf == 2)
 			cc->why_not = "writes split DWARF into its object (-gsplit-dwarf=single)";
-		else if (cc->native && split_dwarf && (dwarf_version != 5 || cc->gz))
-			cc->why_not = "writes split DWARF other than DWARF 5 uncompressed (-gdwarf-4, -gdwarf64, -gz)";
+		else if (cc->native && split_dwarf && (dwarf_version != 5 || cc->gz || macros))
+			cc->why_not = "writes split DWARF other than DWARF 5 uncompressed without macros (-gdwarf-4, "
+				      "-gdwarf64, -gz, -g3)";
 		else if (sources != 1 || cc->src < 0 || !lang_ok)
 			cc->why_not = "does not compile one C or C++ source";
 		else if (cc->out < 0 || !strcmp(compilecmd_output(cc), "-"))

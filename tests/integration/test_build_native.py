@@ -172,6 +172,7 @@ UNSPLIT = [
     ("split DWARF 4", ["-g", "-gdwarf-4", "-gsplit-dwarf"], ("--cost-threshold", "0", "--merge-dwo")),
     ("split DWARF in the object", ["-g", "-gsplit-dwarf=single"], ("--cost-threshold", "0", "--merge-dwo")),
     ("compressed split DWARF", ["-g", "-gz", "-gsplit-dwarf"], ("--cost-threshold", "0", "--merge-dwo")),
+    ("split DWARF with macros", ["-g3", "-gsplit-dwarf"], ("--cost-threshold", "0", "--merge-dwo")),
     ("optimization records", ["-fsave-optimization-record"], ("--cost-threshold", "0")),
     ("one partition", [], ("--cost-threshold", "0", "--partitions", "1")),
 ]
