@@ -509,6 +509,17 @@ mtpc_enable(app NO_LTO)
 """
 
 
+def two_source_project(src):
+    """CCACHE_PROJECT in src: big.c (400 functions, costly) and small.c."""
+    src.mkdir()
+    big_source(src / "big.c", funcs=400)
+    (src / "big.c").write_text((src / "big.c").read_text().replace("int main(", "int big_main("))
+    (src / "small.c").write_text("int big_main(int, char **);\n"
+                                 "int main(int c, char **v) { return big_main(c, v) == 7; }\n")
+    (src / "CMakeLists.txt").write_text(CCACHE_PROJECT)
+    return src
+
+
 @pytest.mark.parametrize("launcher", ["ccache;{mtpc}", "ccache", None])
 def test_cmake_no_lto_and_ccache(launcher, tmp_path):
     """mtpc_enable(app NO_LTO): the target keeps its plain compiles and its own link; its
@@ -517,13 +528,7 @@ def test_cmake_no_lto_and_ccache(launcher, tmp_path):
     from a clean tree hits for every compile as the plain build's does, and runs no
     split."""
     from test_build_cmake_compat import configure
-    src = tmp_path / "src"
-    src.mkdir()
-    big_source(src / "big.c", funcs=400)
-    (src / "big.c").write_text((src / "big.c").read_text().replace("int main(", "int big_main("))
-    (src / "small.c").write_text("int big_main(int, char **);\n"
-                                 "int main(int c, char **v) { return big_main(c, v) == 7; }\n")
-    (src / "CMakeLists.txt").write_text(CCACHE_PROJECT)
+    src = two_source_project(tmp_path / "src")
     extra = ["-DMTPC_SPLIT_COST=1000"]
     env = None
     if launcher:
@@ -558,13 +563,7 @@ def test_cmake_merge_dwo(tmp_path):
     runs as before."""
     from test_build_cmake_compat import configure
     from test_build_debug import skeletons, split_ids
-    src = tmp_path / "src"
-    src.mkdir()
-    big_source(src / "big.c", funcs=400)
-    (src / "big.c").write_text((src / "big.c").read_text().replace("int main(", "int big_main("))
-    (src / "small.c").write_text("int big_main(int, char **);\n"
-                                 "int main(int c, char **v) { return big_main(c, v) == 7; }\n")
-    (src / "CMakeLists.txt").write_text(CCACHE_PROJECT)
+    src = two_source_project(tmp_path / "src")
     b = tmp_path / "b"
     flags = ["-DMTPC_SPLIT_COST=1000", "-DCMAKE_C_FLAGS=-g -gsplit-dwarf", "-DMTPC_MAX_PARTITIONS=3"]
     configure(src, b, flags)
