@@ -509,6 +509,29 @@ mtpc_enable(app NO_LTO)
 """
 
 
+def test_thinlto_link_packs_a_merged_dwo(tmp_path):
+    """A -gsplit-dwarf ThinLTO link through mtpc-link that takes a plain compile's object
+    split with --merge-dwo: llvm-dwp -e would stop at that .dwo's second unit (it reads
+    the file once per skeleton naming it); the dwp step lists each .dwo once, and the
+    package holds every unit the program's skeletons name."""
+    from test_build_debug import skeletons, split_ids
+    (tmp_path / "main.c").write_text("int f0(int);\nint main(int argc, char **argv) "
+                                     "{ (void)argv; return f0(argc) & 1; }\n")
+    big_source(tmp_path / "lib.c")
+    lib = tmp_path / "lib.c"
+    lib.write_text(lib.read_text().replace("int main(", "int lib_main("))
+    r = mtpc_compile(tmp_path, compile_cmd(pathlib.Path("lib.c"), "lib.o", "-g", "-gsplit-dwarf"),
+                     "--cost-threshold", "0", "--merge-dwo", cwd=tmp_path)
+    assert "lib.o: 4 partitions" in r.stdout, r.stdout
+    run([llvm_tool("clang"), "-O2", "-g", "-gsplit-dwarf", "-flto=thin", "-c", "main.c", "-o", "main.o"],
+        cwd=tmp_path)
+    run([tool("mtpc-link"), "--cache", tmp_path / "plans.sqlite", "--", llvm_tool("clang"), "-O2",
+         "-flto=thin", "-fuse-ld=lld", "-gsplit-dwarf", "main.o", "lib.o", "-o", "app"], cwd=tmp_path)
+    skel = skeletons(tmp_path / "app")
+    assert len(skel) >= 5 and sum(n == "lib.dwo" for _, n in skel) == 4, skel
+    assert split_ids(tmp_path / "app.dwp") == sorted(i for i, _ in skel)
+
+
 def two_source_project(src):
     """CCACHE_PROJECT in src: big.c (400 functions, costly) and small.c."""
     src.mkdir()
