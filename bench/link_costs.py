@@ -48,8 +48,18 @@ gtest-all.cc), pcre2-unity (PCRE2's 8-, 16- and 32-bit libraries unity-built: 8 
 once, 52 modules, the 111k-instruction JIT+matcher module in six of them), or any other
 wrap_sweep project.
 
+With --fixed-cost OUTPUT, only a small link's fixed cost instead of 1-5 (after the builds):
+the link edge of OUTPUT (its path as build.ninja names it) of each build, the command
+`ninja -t commands` gives with the pinned link settings, run by itself pinned to --cpu,
+--fixed-rounds rounds interleaved A B B A (the output and its inner directory deleted before
+each run; each config keeps one plan cache across its rounds, as a build does); with --vs
+BUILD a third config, the same MTPC command with that MTPC build's mtpc-link and mtpc-split
+(before / after a change, side by side). CPU = user + sys of the link's process tree.
+
 Usage:
   /usr/bin/python3 bench/link_costs.py --json bench/out/link_costs.json
+  /usr/bin/python3 bench/link_costs.py --projects googletest --reuse-builds \
+      --fixed-cost googletest/googletest/gtest_environment_test --fixed-rounds 10 --vs build-old
   /usr/bin/python3 bench/link_costs.py --projects googletest --runs 3 --work /tmp/lc
 
 Needs what wrap_sweep.py needs (scripts/install-deps.sh: clang/lld 19, cmake, ninja,
@@ -641,6 +651,10 @@ def bench_project(name, spec, tc, args, work):
     builds = make_builds(name, spec, source, tc, work, args.cores)
     r["full_build"] = {c: full_build(b, tc, args.reuse_builds, args.timeout)
                        for c, b in builds.items()}
+    if args.fixed_cost:
+        r["fixed"] = fixed_cost(builds, tc, args)
+        r["fixed"]["project"] = name
+        return r
     # 1-3: the pinned links phase, --pinned-runs times interleaved A B B A (abba: a drift of
     # the machine in time weighs on both configs alike); the accounting table is the run of
     # median CPU of each config
@@ -677,6 +691,85 @@ def bench_project(name, spec, tc, args, work):
         log("  ctest in both builds")
         r["ctest"] = {c: run_ctest(builds[c], spec, args.test_timeout) for c in CONFIGS}
     return r
+
+
+def link_command(b, output):
+    """The shell command of OUTPUT's edge in build b (its last line of `ninja -t commands`)."""
+    rc, out = wrap_sweep.run(["ninja", "-C", b.bdir, "-t", "commands", output])
+    lines = [l for l in out.splitlines() if l.strip()]
+    if rc or not lines:
+        raise lib.BenchError(f"no edge builds {output} in {b.bdir}: {out[-300:]}")
+    return lines[-1]
+
+
+def fixed_cost(builds, tc, args):
+    """One link's fixed cost: its command alone, pinned, --fixed-rounds interleaved rounds of
+    plain, mtpc and (with --vs) the other MTPC build's mtpc ('vs')."""
+    out = args.fixed_cost
+    cmds = {c: (b, link_command(b, out)) for c, b in builds.items()}
+    if "mtpc-link" not in cmds["mtpc"][1]:
+        raise lib.BenchError(f"{out}'s edge in the mtpc build does not run mtpc-link")
+    if args.vs:
+        vs = wrap_sweep.Toolchain(pathlib.Path(args.vs).resolve())
+        cmd = cmds["mtpc"][1]
+        for t in ("mtpc-link", "mtpc-split"):
+            mine, theirs = lib.mtpc_tool(t, tc.build), lib.mtpc_tool(t, vs.build)
+            if not (mine and theirs):
+                raise lib.BenchError(f"{t} not found in {tc.build} or {vs.build}")
+            cmd = cmd.replace(str(mine), str(theirs))
+        cmds["vs"] = (builds["mtpc"], cmd)
+    order = list(cmds)
+    res = {c: [] for c in order}
+
+    def once(c):
+        b, cmd = cmds[c]
+        env = b.settings(True)[1]
+        env["MTPC_CACHE"] = str(b.bdir / f"plans-fixed-{c}.sqlite")
+        (b.work / "jobs").mkdir(parents=True, exist_ok=True)
+        p = b.bdir / out
+        p.unlink(missing_ok=True)
+        shutil.rmtree(str(p) + ".mtpc", ignore_errors=True)
+        m = lib.run_measured(["taskset", "-c", str(args.cpu), "sh", "-c", cmd], cwd=b.bdir,
+                             env=env, check=False, new_session=True)
+        if m.returncode:
+            raise lib.BenchError(f"{c}: the link of {out} failed: {m.stderr[-800:]}")
+        return m.cpu
+
+    for c in order:
+        pathlib.Path(cmds[c][0].bdir / f"plans-fixed-{c}.sqlite").unlink(missing_ok=True)
+        once(c)                       # warm: the page cache, the plan cache's history
+    for i in range(args.fixed_rounds):
+        for c in (order if i % 2 == 0 else order[::-1]):
+            res[c].append(once(c))
+    r = {"output": out, "rounds": args.fixed_rounds, "cpu": args.cpu,
+         "commands": {c: v[1] for c, v in cmds.items()},
+         "seconds": {c: stats(v) for c, v in res.items()}}
+    for c in order[1:]:
+        pairs = [lib.ratio(x, y) for x, y in zip(res[c], res["plain"])]
+        r[f"{c}_vs_plain"] = {"median_of_pairs": lib.median(pairs), "pairs": pairs,
+                              "ratio_of_medians": lib.ratio(r["seconds"][c]["median"],
+                                                            r["seconds"]["plain"]["median"])}
+    if "vs" in res:
+        r["mtpc_vs_vs"] = lib.median([lib.ratio(x, y) for x, y in zip(res["mtpc"], res["vs"])])
+    return r
+
+
+def report_fixed(r):
+    s = r["seconds"]
+    out = [f"### {r['project']}: the fixed cost of one link ({r['output']}), pinned to cpu"
+           f"{r['cpu']}, {r['rounds']} interleaved rounds", "",
+           "| config | CPU median (s) | min–max | / plain: median of pairs | pairs min–max |",
+           "| --- | ---: | ---: | ---: | ---: |"]
+    for c in s:
+        v = r.get(f"{c}_vs_plain")
+        out.append(f"| {c} | {fmt(s[c]['median'], 3)} | {fmt(s[c]['min'], 3)}–"
+                   f"{fmt(s[c]['max'], 3)} | "
+                   + (f"**{fmt(v['median_of_pairs'], 4)}** | {fmt(min(v['pairs']), 3)}–"
+                      f"{fmt(max(v['pairs']), 3)}" if v else "— | —") + " |")
+    if "mtpc_vs_vs" in r:
+        out += ["", f"mtpc / vs (this build against --vs), median of pairs: "
+                    f"**{fmt(r['mtpc_vs_vs'], 4)}**"]
+    return "\n".join(out)
 
 
 # ---------------------------------------------------------------- output
@@ -722,6 +815,9 @@ def report(results):
     for r in results:
         if "error" in r:
             lines.append(f"## {r['project']}: not measured: {r['error']}\n")
+            continue
+        if "fixed" in r:
+            lines.append(report_fixed(r["fixed"]) + "\n")
             continue
         m = r["pinned"]["mtpc"]
         defs = f", {' '.join(r['defs'])}" if r["defs"] else ""
@@ -815,10 +911,19 @@ def main(argv=None):
     ap.add_argument("--no-tests", action="store_true", help="skip ctest")
     ap.add_argument("--from-json", metavar="FILE",
                     help="print the tables of a JSON this script wrote, and exit")
+    ap.add_argument("--fixed-cost", metavar="OUTPUT",
+                    help="only the fixed cost of the link of OUTPUT (build.ninja's path), "
+                         "pinned rounds after the builds (see above)")
+    ap.add_argument("--fixed-rounds", type=int, default=10,
+                    help="interleaved rounds of --fixed-cost (default 10)")
+    ap.add_argument("--vs", metavar="BUILD",
+                    help="with --fixed-cost: a third config, another MTPC build's tools")
     ap.add_argument("--timeout", type=int, default=7200, help=argparse.SUPPRESS)
     ap.add_argument("--test-timeout", type=int, default=900,
                     help="ctest's --timeout per test (default 900 s)")
     args = ap.parse_args(argv)
+    if args.vs and not args.fixed_cost:
+        ap.error("--vs goes with --fixed-cost")
     if args.from_json:
         data = json.loads(pathlib.Path(args.from_json).read_text())
         print(report(data["projects"]))

@@ -27,6 +27,11 @@ compile of the same source with the same flags, side by side in one run:
    gtest_unittest, kvbench) linked from the plain objects, and from the same with the TU's
    object from mtpc-compile (P partitions): executed instructions (callgrind) and .text, as
    ratios; the output must be the same.
+   With --quality-only, section 5 alone (the TU compiled once by mtpc-compile, --jobs 1,
+   --partitions P, --cost-threshold 0, not timed), for the build --build-dir and, with
+   --vs BUILD, a second MTPC build (its tools, the same plain objects) and/or --split-arg
+   words given to the first build's mtpc-compile as a second column: before / after a
+   change of the splitter, side by side in one run.
 6. With --project: the whole SQLite project (bench/sqlite: sqlite3.c, shell.c, speedtest1.c)
    built without LTO from nothing at -j cores, plain against mtpc_enable(<target> NO_LTO)
    with MTPC's defaults, --runs interleaved runs: build wall, and speedtest1's hash.
@@ -39,6 +44,8 @@ Usage:
   /usr/bin/python3 bench/native_bench.py                       # sqlite, duktape, zstd, gtest
   /usr/bin/python3 bench/native_bench.py --workloads sqlite --runs 5 --debug
   /usr/bin/python3 bench/native_bench.py --quick               # small synthetic TU (tests)
+  /usr/bin/python3 bench/native_bench.py --quality-only --vs build-before  # A/B quality
+  /usr/bin/python3 bench/native_bench.py --quality-only --split-arg=--join-limit=1000
 Writes bench/out/native_bench.json (--json).
 """
 import argparse
@@ -214,8 +221,9 @@ def prediction(m):
     return p
 
 
-def quality(w, t, wd, cc, O, use_callgrind):
-    """The program from plain objects and from the same with mtpc-compile's TU object."""
+def quality(w, t, wd, cc, O, use_callgrind, columns=(("mtpc", None),)):
+    """The program from plain objects and from the same with mtpc-compile's TU object.
+    columns: (name, object) pairs beside plain; each object already compiled."""
     if w.name == "duktape":
         pathlib.Path(w.args[0]).write_text(cb.JS_WORKLOAD)
     drv = t.clangxx if w.cxx else t.clang
@@ -225,17 +233,88 @@ def quality(w, t, wd, cc, O, use_callgrind):
         lib.run_measured(cc(w.dir / o, obj, *w.other_flags.get(o, [])), check=True)
         others.append(obj)
     res = {}
-    for k, tu in (("plain", O / "plain.o"), ("mtpc", O / "mtpc.o")):
+    for k, tu in (("plain", O / "plain.o"),
+                  *((name, obj or O / f"{name}.o") for name, obj in columns)):
         exe = wd / "prog" / k
+        exe.parent.mkdir(parents=True, exist_ok=True)
         lib.run_measured([drv, "-fuse-ld=lld", tu, *others, *w.ldflags, "-o", exe], check=True)
         res[k] = cb.program_figures(w, t, exe, wd, use_callgrind, sized=tu, tag=k)
-    res["same_output"] = (res["plain"]["output"], res["plain"]["exit"]) == \
-        (res["mtpc"]["output"], res["mtpc"]["exit"])
-    res["text_ratio"] = lib.ratio(res["mtpc"]["text"], res["plain"]["text"])
-    if use_callgrind:
-        res["instr_ratio"] = lib.ratio(res["mtpc"]["instructions"],
-                                       res["plain"]["instructions"])
+    for name, _ in columns:
+        sfx = "" if name == "mtpc" else f"_{name}"
+        res["same_output" + sfx] = (res["plain"]["output"], res["plain"]["exit"]) == \
+            (res[name]["output"], res[name]["exit"])
+        res["text_ratio" + sfx] = lib.ratio(res[name]["text"], res["plain"]["text"])
+        if use_callgrind:
+            res["instr_ratio" + sfx] = lib.ratio(res[name]["instructions"],
+                                                 res["plain"]["instructions"])
     return res
+
+
+def quality_only(w, t, args, wd):
+    """Section 5 alone: plain, the first build's mtpc-compile (column A), and column B
+    (--vs's build and/or --split-arg), each compiled once, not timed."""
+    orig, src, text = cb.prepare_workdir(w, wd)
+    flags = [*opt_of(w), *[f for f in w.cflags if f not in opt_of(w)], f"-I{orig.parent}"]
+    drv = t.clangxx if w.cxx else t.clang
+    O = wd / "obj"
+    O.mkdir(parents=True, exist_ok=True)
+
+    def cc(source, obj, *extra):
+        return [drv, *flags, *extra, "-c", source, "-o", obj]
+
+    lib.run_measured(cc(src, O / "plain.o"), check=True)
+    cols = [("A", t, [])]
+    if args.vs or args.split_arg:
+        tb = cb.find_tools(pathlib.Path(args.vs).resolve()) if args.vs else t
+        cols.append(("B", tb, [a for x in args.split_arg for a in ("--split-arg", x)]))
+    m = {"workload": w.name, "tu": w.tu, "partitions": args.partitions,
+         "flags": [str(f) for f in flags],
+         "columns": {"A": str(t.mtpc_compile), "B": str(cols[1][1].mtpc_compile) if len(cols) > 1
+                     else None, "B_split_args": args.split_arg}}
+    for name, tools, extra in cols:
+        log(f"{w.name}: mtpc-compile {name}")
+        cb.fresh(O / f"{name}.o", O / f"plans{name}.sqlite")
+        r = lib.run_measured([tools.mtpc_compile, "--jobs", "1", "--partitions", args.partitions,
+                              "--cost-threshold", "0", "--cache", O / f"plans{name}.sqlite",
+                              *extra, "--", *cc(src, O / f"{name}.o")], check=True)
+        m.setdefault("said", {})[name] = [x for x in (r.stdout + r.stderr).splitlines() if x]
+    log(f"{w.name}: quality")
+    m["quality"] = quality(w, t, wd, cc, O, args.callgrind,
+                           columns=tuple((name, None) for name, _, _ in cols))
+    return m
+
+
+def report_quality_only(results):
+    has_b = any("B" in m.get("quality", {}) for m in results)
+    out = ["## Quality, A / B (instructions and .text of the TU's object against the plain "
+           "compile's)", ""]
+    if results and "columns" in results[0]:
+        c = results[0]["columns"]
+        out += [f"A: {c['A']}", ""] + ([f"B: {c['B']} {' '.join(c['B_split_args'] or [])}", ""]
+                                       if has_b else [])
+    out += ["| workload | partitions | instructions A | .text A | same output A"
+            + (" | instructions B | .text B | same output B | B / A instructions | B / A .text |"
+               if has_b else " |"),
+            "| --- | ---: | ---: | ---: | --- |" + (" ---: | ---: | --- | ---: | ---: |" if has_b
+                                                    else "")]
+    for m in results:
+        if "quality" not in m:
+            out.append(f"| {m['workload']} | {m.get('skipped') or 'error: ' + m.get('error', '')[:80]} |")
+            continue
+        q = m["quality"]
+
+        def cells(sfx):
+            ins = q.get("instr_ratio" + sfx)
+            return (f"{'n/a' if ins is None else format(ins, '.4f')} | "
+                    f"{q['text_ratio' + sfx]:.4f} | {'yes' if q['same_output' + sfx] else 'NO'}")
+        row = f"| {m['workload']} | {m['partitions']} | {cells('_A')}"
+        if "B" in q:
+            ia, ib = q["A"].get("instructions"), q["B"].get("instructions")
+            row += (f" | {cells('_B')} | "
+                    f"{format(lib.ratio(ib, ia), '.4f') if ia and ib else 'n/a'} | "
+                    f"{lib.ratio(q['B']['text'], q['A']['text']):.4f}")
+        out.append(row + " |")
+    return "\n".join(out)
 
 
 def f2(x):
@@ -363,10 +442,23 @@ def main(argv=None):
                     help="write the measurements here (default bench/out/native_bench.json; "
                          "none with --quick)")
     ap.add_argument("--from-json", metavar="FILE", help="print the tables of a JSON, and exit")
+    ap.add_argument("--quality-only", action="store_true",
+                    help="section 5 alone, for --build-dir (A) and, with --vs or --split-arg, "
+                         "a second column (B); nothing timed")
+    ap.add_argument("--vs", metavar="BUILD",
+                    help="with --quality-only: column B from this MTPC build's mtpc-compile")
+    ap.add_argument("--split-arg", action="append", default=[], metavar="WORD",
+                    help="with --quality-only: column B passes --split-arg WORD to mtpc-compile "
+                         "(repeat; use --split-arg=--opt for a word that starts with -)")
     args = ap.parse_args(argv)
+    if (args.vs or args.split_arg) and not args.quality_only:
+        ap.error("--vs and --split-arg go with --quality-only")
     if args.from_json:
-        print("\n\n".join(report_workload(m) for m in json.loads(
-            pathlib.Path(args.from_json).read_text())["workloads"] if "predicted" in m))
+        ws = json.loads(pathlib.Path(args.from_json).read_text())["workloads"]
+        if any("columns" in m for m in ws):
+            print(report_quality_only(ws))
+        else:
+            print("\n\n".join(report_workload(m) for m in ws if "predicted" in m))
         return 0
     args.partitions = args.partitions or (4 if args.quick else 16)
     args.runs = args.runs or (1 if args.quick else 3)
@@ -395,8 +487,14 @@ def main(argv=None):
     data = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
             "commit": link_costs.git_commit()[0], "argv": sys.argv, "machine": platform.node(),
             "workloads": []}
-    status = cb.run_workloads(chosen, lambda w: bench_workload(w, t, args, work / w.name), data,
-                              args.json)
+    one = quality_only if args.quality_only else bench_workload
+    status = cb.run_workloads(chosen, lambda w: one(w, t, args, work / w.name), data, args.json)
+    if args.quality_only:
+        print("\n" + report_quality_only(data["workloads"]))
+        print(f"\n(commit {data['commit']}; {data['date']})")
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return status
     if args.project:
         data["project"] = project_builds(t, args, work)
         if args.json:

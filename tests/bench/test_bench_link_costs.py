@@ -94,22 +94,28 @@ def test_account_splits_link_edges_into_inner_kinds(tmp_path):
 @pytest.mark.skipif(not lib.mtpc_tool("mtpc-link"), reason="MTPC tools not built")
 @pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja") and
                          shutil.which("taskset")), reason="cmake/ninja/taskset missing")
-def test_links_phase_of_the_c_sample(tmp_path):
-    """Both configs of the C sample (an executable and a shared library), every module split
-    (so that every inner edge kind shows): a pinned and a default links run each, every link
-    rerun and accounted for, and the table printed."""
+def sample_builds(tmp_path, defs):
+    """The C sample configured plain and through MTPC (cache variables defs), pinned link
+    settings, built."""
     clang = lib.versioned_driver("clang")
     builds = {}
     for config in link_costs.CONFIGS:
         bdir = tmp_path / config
         cmd = ["cmake", "-G", "Ninja", "-S", ROOT / "tests" / "projects" / "c", "-B", bdir,
                f"-DSAMPLE_MTPC={'ON' if config == 'mtpc' else 'OFF'}",
-               f"-DCMAKE_C_COMPILER={clang}", f"-DMTPC_DIR={BUILD / 'cmake'}",
-               "-DMTPC_SPLIT_THRESHOLD=0", "-DMTPC_MAX_PARTITIONS=2"]
+               f"-DCMAKE_C_COMPILER={clang}", f"-DMTPC_DIR={BUILD / 'cmake'}", *defs]
         b = builds[config] = link_costs.Build(bdir, config, cmd, tmp_path, 2)
         b.configure(None, tmp_path / f"{config}-configure.log")
         b.configure(True, tmp_path / f"{config}-configure.log")
         lib.run_measured(["ninja", "-C", bdir], new_session=True)
+    return builds
+
+
+def test_links_phase_of_the_c_sample(tmp_path):
+    """Both configs of the C sample (an executable and a shared library), every module split
+    (so that every inner edge kind shows): a pinned and a default links run each, every link
+    rerun and accounted for, and the table printed."""
+    builds = sample_builds(tmp_path, ["-DMTPC_SPLIT_THRESHOLD=0", "-DMTPC_MAX_PARTITIONS=2"])
     r = {"project": "c-sample", "source": "tests/projects/c", "defs": [], "cores": 2,
          "pinned": {}, "wall_runs": {}}
     for config, b in builds.items():
@@ -148,6 +154,29 @@ def test_links_phase_of_the_c_sample(tmp_path):
     text = link_costs.report([r])
     assert "| slots (partition compiles) | | | " in text
     assert "| total CPU, pinned to one CPU, -j1 |" in text
+
+
+def test_fixed_cost_rounds_of_one_link(tmp_path):
+    """--fixed-cost: one link's command of each build, pinned, rounds interleaved; --vs puts
+    another MTPC build's tools into the MTPC command (here the same build: the command differs
+    only where the tools are named). Every run relinks (the output is deleted before it)."""
+    builds = sample_builds(tmp_path, [])
+    out = sorted(link_costs.link_outputs(builds["mtpc"].rules()))[0]
+    args = type("A", (), {"fixed_cost": out, "fixed_rounds": 2, "cpu": 1, "vs": str(BUILD)})
+
+    class TC:
+        build = BUILD.resolve()
+    r = link_costs.fixed_cost(builds, TC, args)
+    assert set(r["seconds"]) == {"plain", "mtpc", "vs"}
+    assert "mtpc-link" in r["commands"]["mtpc"] and "mtpc-link" not in r["commands"]["plain"]
+    assert "--thinlto-jobs=1" in r["commands"]["plain"]
+    for c in r["seconds"]:
+        assert len(r["seconds"][c]["values"]) == 2 and r["seconds"][c]["min"] > 0
+    assert len(r["mtpc_vs_plain"]["pairs"]) == 2 and r["mtpc_vs_vs"] > 0
+    assert (builds["mtpc"].bdir / out).exists()
+    r["project"] = "c-sample"
+    text = link_costs.report_fixed(r)
+    assert "the fixed cost of one link" in text and "| vs |" in text
 
 
 def test_relink_counts_only_its_own_inner_entries(tmp_path):
