@@ -128,7 +128,8 @@ def bench_workload(w, t, args, wd):
     m["quality"] = quality(w, t, wd, cc, O, args.callgrind)
     # 3. wall, defaults, interleaved
     m["wall"] = {}
-    for variant, extra in (("-O2", []), ("-O2 -g", ["-g"]))[:2 if args.debug else 1]:
+    for variant, extra in (("-O2", []), ("-O2 -g", ["-g"]))[:(2 if args.debug else 1)
+                                                             if args.runs else 0]:
         W = wd / "wall"
         walls = {"plain": [], "mtpc": []}
         for r in range(args.runs):
@@ -420,7 +421,7 @@ def main(argv=None):
     ap.add_argument("--partitions", type=int, default=None,
                     help="mtpc-compile --partitions of sections 1, 2, 4, 5 (default 16; 4 "
                          "--quick); section 3 runs MTPC's defaults")
-    ap.add_argument("--runs", type=int, default=None, help="interleaved wall runs (default 3)")
+    ap.add_argument("--runs", type=int, default=None, help="interleaved wall runs (default 3; 0: no section 3)")
     ap.add_argument("--pinned-runs", type=int, default=None,
                     help="interleaved pinned pairs for the work ratio (default 3; 1 --quick)")
     ap.add_argument("--debug", action="store_true", help="section 3 with -O2 -g too")
@@ -461,7 +462,8 @@ def main(argv=None):
             print("\n\n".join(report_workload(m) for m in ws if "predicted" in m))
         return 0
     args.partitions = args.partitions or (4 if args.quick else 16)
-    args.runs = args.runs or (1 if args.quick else 3)
+    if args.runs is None:
+        args.runs = 1 if args.quick else 3
     if args.pinned_runs is None:
         args.pinned_runs = 1 if args.quick else 3
     if args.quick:

@@ -330,7 +330,7 @@ static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed 
 		.copy_budget = o->copy_budget, .critical_copy_budget = o->crit_copy_budget,
 		.balance_slack = o->slack, .local_dup_budget = o->local_dup_budget,
 		.always_inline_copies = !o->pre_link, .copies_for_carried = o->native,
-		.shared_statics_local = o->native,
+		.shared_statics_local = o->native, .copies_promote_noinline = o->native,
 		.seed = seed ? plan_seed_lookup : NULL, .seed_ctx = seed,
 		.seed_copy = seed ? plan_seed_had_copy : NULL,
 		.scale = seed && seed->rebalance ? plan_seed_scale : NULL, .scale_ctx = seed,

@@ -19,6 +19,7 @@ struct ctx {
 	struct split_plan *plan;
 	int *stack, sp;      /* work list of symbols */
 	int *stamp, gen;     /* visited marks for reach walks */
+	int *promote;        /* locals_reachable's promotions, committed if it succeeds */
 	/* Per partition: 1 / (n * its share of the module). Balance compares
 	 * loads times this, so with equal shares (exactly 1.0) every decision
 	 * is the integer one of an unweighted split. */
@@ -105,12 +106,18 @@ static void close_over_refs(struct ctx *c, int p)
 
 /* Could partition p use its own copy of function t without forcing a new
  * promotion? Every local reachable from t through duplicated definitions
- * must already be promoted or live in p. */
+ * must already be promoted or live in p; with copies_promote_noinline, one
+ * that no inliner can take may be promoted now (done here when the answer is
+ * yes: every caller takes the copy then). Promoting a static costs its owner
+ * what the optimizer does with a function nothing outside sees (the inliner's
+ * last-call bonus, deleting it once inlined, changing its signature); a copy
+ * that forced that on an inlinable one would trade one partition's inlining
+ * for another's. */
 static int locals_reachable(struct ctx *c, int t, int p)
 {
 	const struct sym *S = c->mi->syms;
 	c->gen++;
-	int sp0 = c->sp, ok = 1;
+	int sp0 = c->sp, ok = 1, np = 0;
 	push(c, t);
 	c->stamp[t] = c->gen;
 	while (c->sp > sp0) {
@@ -121,13 +128,22 @@ static int locals_reachable(struct ctx *c, int t, int p)
 				continue;
 			c->stamp[r] = c->gen;
 			if (S[r].role == ROLE_OWNED && (S[r].flags & SF_LOCAL) && !c->plan->new_name[r] &&
-			    owner_of(c, r) != p)
-				ok = 0;
-			else if (S[r].role == ROLE_DUP)
+			    owner_of(c, r) != p) {
+				if (c->opt->copies_promote_noinline && S[r].kind == SYM_FUNC &&
+				    (S[r].flags & SF_NOINLINE))
+					c->promote[np++] = r;
+				else
+					ok = 0;
+			} else if (S[r].role == ROLE_DUP) {
 				push(c, r);
+			}
 		}
 	}
 	c->sp = sp0;
+	for (int k = 0; ok && k < np; k++) {
+		c->plan->new_name[c->promote[k]] = xstrdup("");
+		c->plan->keep[c->promote[k]] = 1;
+	}
 	return ok;
 }
 
@@ -519,7 +535,8 @@ void partition_module(const struct module_info *mi, const struct partition_opts 
 		P->owner[u] = -1;
 
 	struct ctx c = {mi, opt, P, xmalloc((mi->nsyms + 1) * sizeof(int)), 0,
-			xcalloc(mi->nsyms + 1, sizeof(int)), 0, xmalloc(n * sizeof(double)), 0};
+			xcalloc(mi->nsyms + 1, sizeof(int)), 0, xmalloc((mi->nsyms + 1) * sizeof(int)),
+			xmalloc(n * sizeof(double)), 0};
 	double wsum = 0;
 	for (int p = 0; opt->weights && opt->nweights >= n && p < n; p++)
 		wsum += opt->weights[p];
@@ -566,6 +583,7 @@ void partition_module(const struct module_info *mi, const struct partition_opts 
 	name_promoted(&c);
 	free(c.stack);
 	free(c.stamp);
+	free(c.promote);
 	free(c.scale);
 }
 

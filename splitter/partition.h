@@ -38,6 +38,14 @@ struct partition_opts {
 	                             of line is each partition's own (a plain
 	                             compile's split; else one hidden linkonce_odr
 	                             copy, merged by the link) */
+	int copies_promote_noinline; /* a copy may promote a static it calls
+	                                that no inliner can take (noinline,
+	                                optnone, naked, varargs): the owner loses
+	                                nothing an inliner would have done with it
+	                                (a plain compile's split: SQLite's
+	                                sqlite3BtreeNext, inlined into the
+	                                interpreter loop by the unsplit compile,
+	                                calls the noinline btreeNext) */
 	int copies_for_carried; /* the callees of the definitions a partition
 	                           carries (duplicated statics and comdats) may be
 	                           copied too, not only those of its own functions

@@ -260,3 +260,51 @@ def test_native_no_copies_of_a_static_no_caller_can_inline(tmp_path):
     assert all("w_default" in q["duplicated"] for q in callers), parts
     assert not any("w_bmi2" in q["duplicated"] for q in parts), parts
     assert sum("w_bmi2" in q["owned"] for q in parts) == 1, parts
+
+
+def noinline_callee_module(d, noinline):
+    """Four large functions, each calling a medium static `step` (past --local-dup-limit, so
+    owned once) whose rare path calls `slow`, a static past that limit too (so owned, and
+    joined into step's unit: its only caller), noinline or not."""
+    big = "".join(f"  x = x * {k + 3} + (x >> {k % 7 + 1});\n" for k in range(600))
+    slow = "".join(f"  s += p[i + {k}] * {k + 1};\n" for k in range(10))
+    mid = "".join(f"  if (p[{k}] > {k}) p[{k + 1}] += p[{k}] * {k + 2};\n" for k in range(12))
+    funcs = "".join(f"unsigned f{i}(unsigned x, int *p) {{\n{big}  return x + step(p) + "
+                    f"step(p + 1);\n}}\n" for i in range(4))
+    attr = "__attribute__((noinline)) " if noinline else ""
+    src = d / "m.c"
+    src.write_text(f"{attr}static int slow(int *p) {{\n  int s = 0;\n  for (int i = 0; i < p[0]; i++) "
+                   f"{{\n{slow}  }}\n  return s;\n}}\n"
+                   f"static int step(int *p) {{\n{mid}  if (p[0] > 100) return slow(p);\n"
+                   "  return p[0] + 1;\n}\n" + funcs)
+    bc = d / "m.bc"
+    subprocess.run([sl.llvm_tool("clang"), "-O2", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c",
+                    src, "-o", bc], check=True)
+    return bc
+
+
+@pytest.mark.parametrize("noinline", [True, False], ids=["noinline", "inlinable"])
+def test_native_copy_may_promote_a_noinline_static(tmp_path, noinline):
+    """--native: a partition calling `step` (owned elsewhere) gets a copy of it even though
+    the copy calls `slow`, a static of step's partition, when `slow` is noinline: promoting
+    it costs its owner no inlining (SQLite's sqlite3BtreeNext and btreeNext). When `slow`
+    could be inlined, the copy is not made (a copy never forces that promotion)."""
+    bc = noinline_callee_module(tmp_path, noinline)
+    out = tmp_path / "out"
+    sl.split(bc, out, 4, "--native", "--no-ipo", "--no-seed")
+    plan = json.loads((out / "plan.json").read_text())
+    parts = plan["partitions"]
+    owner = [q for q in parts if "step" in q["owned"]]
+    assert len(owner) == 1 and "slow" in owner[0]["owned"], parts
+    assert not any("slow" in q["duplicated"] for q in parts), parts
+    callers = [q for q in parts if q is not owner[0] and any(f.startswith("f") for f in q["owned"])]
+    assert callers, parts
+    promoted = {e["from"] for e in plan["promoted"]}
+    if noinline:
+        assert all("step" in q["copies"] for q in callers), parts
+        assert "slow" in promoted, plan["promoted"]
+    else:
+        assert not any("step" in q["copies"] for q in callers), parts
+        assert "slow" not in promoted, plan["promoted"]
+    for p in sorted(out.glob("p*.bc")):
+        sl.verify(p)
