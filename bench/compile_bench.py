@@ -733,9 +733,12 @@ def count_imports(text, tu):
 def program_figures(w, t, exe, wd, use_callgrind, sized=None, tag=""):
     """{'text': .text bytes of sized (default exe), 'exit', 'output': the lines of the
     program's output the workload keeps, and unless off 'instructions' (callgrind)} of one
-    build of the workload's program, run in wd."""
+    build of the workload's program, run in wd. In an object, .text is every section named
+    .text or .text.* (C++ inline functions' COMDAT sections, a split's folded statics;
+    before 2026-11-29 only the one named .text was counted)."""
     out = lib.run_measured([t.llvm_bin / "llvm-size", "-A", sized or exe]).stdout
-    text = next(int(ln.split()[1]) for ln in out.splitlines() if ln.startswith(".text "))
+    text = sum(int(ln.split()[1]) for ln in out.splitlines()
+               if ln.split()[:1] and (ln.split()[0] == ".text" or ln.startswith(".text.")))
     r = lib.run_measured([exe, *w.args], cwd=wd, check=False)
     lines = r.stdout.splitlines()
     if w.keep:

@@ -44,6 +44,9 @@
 #define MOD_RECHECK "split.recheck" /* what the choice to split it was made
                                      * from (makespan.h, struct split_recheck) */
 #define MOD_SLOT_FMT "p%d.o"     /* partition i's object */
+#define MOD_FOLD_LOCALIZE "fold.localize" /* the merge's: the partitions' folded */
+#define MOD_FOLD_RENAME "fold.rename"     /* bodies, local again under their names
+                                           * (common/fold_names.h) */
 #define MOD_UNSPLIT "unsplit"    /* present while the module's merge or join fell
                                   * back to the unsplit compile after its split
                                   * succeeded (a slot or the join failed) */

@@ -2,6 +2,7 @@
 #include "emit.h"
 #include "asm_names.h"
 #include "buf.h"
+#include "fold_names.h"
 #include "llvm_shim.h"
 #include "ptrmap.h"
 #include "util.h"
@@ -269,6 +270,12 @@ static void place_symbol(LLVMModuleRef m, const struct module_info *mi, const st
 			LLVMSetLinkage(v, LLVMLinkOnceODRLinkage);
 			make_hidden(v);
 			LLVMSetComdat(v, LLVMGetOrInsertComdat(m, promoted));
+		} else if (plan->fold && plan->fold[i]) {
+			/* Each carrier's own copy: equal ones keep one body
+			 * (common/fold_names.h). */
+			LLVMAddAttributeAtIndex(v, LLVMAttributeFunctionIndex,
+						LLVMCreateStringAttribute(LLVMGetModuleContext(m), MTPC_FOLD_ATTR,
+									  sizeof MTPC_FOLD_ATTR - 1, "", 0));
 		}
 		break;
 	case M_COPY:

@@ -10,6 +10,9 @@
  *   shim_debug.cpp    debug info: checksums, compile-unit lists, virtual lines
  *   shim_inline.cpp   the join's inliner
  *
+ * and one more, outside mtpc-split: shim_fold_plugin.cpp, the pass plugin
+ * (mtpc-fold.so) that runs fold.c's LLVM-C code inside clang's pipeline.
+ *
  * They alone use LLVM's C++ API, which changes with every release: where it
  * differs between versions, they have the #if on LLVM_VERSION_MAJOR, and a
  * port to a new LLVM reads them through. shim_int.h is what they share. */

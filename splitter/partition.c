@@ -377,6 +377,7 @@ static void share_statics(struct ctx *c)
 			if (c->opt->shared_statics_local && !taken[i]) {
 				free(P->new_name[i]);
 				P->new_name[i] = NULL;
+				P->fold[i] = 1;
 			}
 			continue;
 		}
@@ -531,6 +532,7 @@ void partition_module(const struct module_info *mi, const struct partition_opts 
 		P->member[p] = xcalloc(mi->nsyms + 1, 1);
 	P->new_name = xcalloc(mi->nsyms + 1, sizeof *P->new_name);
 	P->keep = xcalloc(mi->nsyms + 1, 1);
+	P->fold = xcalloc(mi->nsyms + 1, 1);
 	for (int u = 0; u < mi->nunits; u++)
 		P->owner[u] = -1;
 
@@ -596,6 +598,7 @@ void split_plan_free(struct split_plan *P)
 	free(P->cost);
 	free(P->copy_cost);
 	free(P->keep);
+	free(P->fold);
 	for (int i = 0; i < P->nsyms; i++)
 		free(P->new_name[i]);
 	free(P->new_name);

@@ -87,6 +87,9 @@ struct split_plan {
 	char **local_extra;       /* more names to localize after the merge: */
 	int nlocal_extra;         /* `.symver` names of promoted locals */
 	unsigned char *keep;      /* per symbol: owner must not discard it (referenced elsewhere) */
+	unsigned char *fold;      /* per symbol: a static each carrier keeps as its own
+	                             internal copy (shared_statics_local), only
+	                             called: marked for the fold (common/fold_names.h) */
 	long *cost, *copy_cost;   /* per partition */
 	int asm_partition;        /* partition that gets module inline asm */
 	int npromoted, ncopies, nseeded;

@@ -346,6 +346,8 @@ void compilecmd_partition(const struct compilecmd *cc, const char *in, const cha
 			strv_add(cmd, cc->args.v[i]);
 	/* The compile's own flags, some of which LLVM IR does not use. */
 	strv_addl(cmd, "-Wno-unused-command-line-argument", "-x", "ir", in, "-o", out, NULL);
+	if (cc->native && cc->fold_plugin)
+		strv_addown(cmd, xasprintf("-fpass-plugin=%s", cc->fold_plugin));
 	compilecmd_split_dwarf_flags(cc, dwo_out, cmd);
 }
 

@@ -42,6 +42,9 @@ struct compilecmd {
 	                       * object, which only --merge-dwo splits */
 	const char *why_not;  /* NULL: can be split; else why it runs as given
 	                       * (a static string, for messages) */
+	const char *fold_plugin; /* the pass plugin a plain compile's partitions
+	                          * load (-fpass-plugin; common/fold_names.h),
+	                          * or NULL; the caller's string */
 };
 
 /* Parse argv[0..argc-1]. Returns 0, or -1 after one error message (a
@@ -72,7 +75,8 @@ void compilecmd_frontend(const struct compilecmd *cc, const char *bc, struct str
 /* The compile of one partition into cmd: the driver and every flag of the
  * compile that is not the preprocessor's, on "-x ir in", writing out (the
  * ThinLTO pre-link pipeline of the compile's own -O level and flags, or for
- * a plain compile its whole pipeline and code generation). With split
+ * a plain compile its whole pipeline and code generation, with
+ * cc->fold_plugin loaded when set). With split
  * DWARF and dwo_out, its split units go to dwo_out and its skeleton names
  * the compile's .dwo (compilecmd_split_dwarf_flags). */
 void compilecmd_partition(const struct compilecmd *cc, const char *in, const char *out, const char *dwo_out,

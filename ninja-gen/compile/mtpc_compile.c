@@ -613,8 +613,12 @@ int main(int argc, char **argv)
 		}
 		if (plan.parts >= 2) {
 			o.in.partitions = plan.parts;
+			char *plugin = inner_find_fold_plugin(split);
+			cc.fold_plugin = plugin;
 			status = run_split(&o, &cc, self ? self : argv[0], split, cost, measured, t0, silent,
 					   plan.cores);
+			cc.fold_plugin = NULL;
+			free(plugin);
 		}
 		free(plan.why);
 		free(self);

@@ -137,6 +137,13 @@ char *debugfix_text(const char *text, const struct line_map *lines);
  * that points outside the file). */
 int elf_exported_definitions(const char *path, struct strv *names);
 
+/* Append to syms the symbols, and to secs the sections, of the relocatable
+ * ELF object at path whose names are folded bodies' (common/fold_names.h:
+ * NAME.mtpc.f<hex>; a body's section is named after it, ".text.NAME..."),
+ * each once, in file order: the merge names them NAME again, the symbols
+ * local. Returns 0, or -1 after an error message naming the file. */
+int elf_folded_names(const char *path, struct strv *syms, struct strv *secs);
+
 /* The bytes of code (the executable sections) of the ELF object at path,
  * or -1 when it cannot be read or is not a 64-bit little-endian ELF file;
  * quiet: mtpc-compile measures a plain compile's cost from its previous

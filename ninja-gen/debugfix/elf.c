@@ -8,6 +8,7 @@
  * (elf_exported_definitions). Everything is copied out with memcpy: the
  * file's fields need not be aligned. */
 #include "debugfix_int.h"
+#include "fold_names.h"
 #include "util.h"
 
 #include <errno.h>
@@ -323,6 +324,54 @@ int elf_exported_definitions(const char *path, struct strv *names)
 	struct elf e = {0};
 	/* Empty: lld's regular LTO object of a link without regular LTO input. */
 	int r = len == 0 ? 0 : elf_open(&e, (unsigned char *)data, len) < 0 ? -1 : exported_definitions(&e, names);
+	free(e.sh);
+	free(data);
+	if (r < 0)
+		mtpc_error("%s: not a 64-bit little-endian ELF object with a readable symbol table", path);
+	return r;
+}
+
+/* Add name to v unless it is there. */
+static void add_once(struct strv *v, const char *name)
+{
+	for (size_t n = 0; n < v->n; n++)
+		if (!strcmp(v->v[n], name))
+			return;
+	strv_add(v, name);
+}
+
+int elf_folded_names(const char *path, struct strv *syms, struct strv *secs)
+{
+	char *data;
+	size_t len;
+	if (elf_read_file(path, &data, &len) < 0)
+		return -1;
+	struct elf e = {0};
+	int r = elf_open(&e, (unsigned char *)data, len);
+	size_t base;
+	for (size_t i = 1; r == 0 && i < e.nsh; i++) {
+		const Elf64_Shdr *sh = &e.sh[i];
+		const char *sec = elf_section_name(&e, i);
+		if (sec && sh->sh_type == SHT_PROGBITS && mtpc_fold_name(sec, &base))
+			add_once(secs, sec);
+		if (sh->sh_type != SHT_SYMTAB)
+			continue;
+		if (sh->sh_link >= e.nsh || sh->sh_entsize != sizeof(Elf64_Sym)) {
+			r = -1;
+			break;
+		}
+		for (uint64_t k = sizeof(Elf64_Sym); k + sizeof(Elf64_Sym) <= sh->sh_size; k += sizeof(Elf64_Sym)) {
+			Elf64_Sym sym;
+			memcpy(&sym, e.data + sh->sh_offset + k, sizeof sym);
+			const char *name = elf_string(&e, sh->sh_link, sym.st_name);
+			if (!name) {
+				r = -1;
+				break;
+			}
+			if (sym.st_shndx != SHN_UNDEF && mtpc_fold_name(name, &base))
+				add_once(syms, name);
+		}
+	}
 	free(e.sh);
 	free(data);
 	if (r < 0)

@@ -286,6 +286,18 @@ char *inner_find_split_tool(const char *self)
 	return p;
 }
 
+char *inner_find_fold_plugin(const char *split_tool)
+{
+	if (!strchr(split_tool, '/'))
+		return NULL;
+	char *d = dir_of(split_tool), *p = xasprintf("%s/mtpc-fold.so", d);
+	/* absolute: the partitions compile in the inner directory */
+	char *abs = access(p, R_OK) == 0 ? realpath(p, NULL) : NULL;
+	free(d);
+	free(p);
+	return abs;
+}
+
 char *inner_find_llvm_bin(const char *driver)
 {
 	char *w = proc_which(driver), *real = w ? realpath(w, NULL) : NULL;

@@ -215,6 +215,11 @@ int inner_cores(void);
  * tree, else "mtpc-split" on PATH; heap string. self: the tool's path. */
 char *inner_find_split_tool(const char *self);
 
+/* The pass plugin mtpc-fold.so beside split_tool (common/fold_names.h), or
+ * NULL when it is not there (the partitions then keep every copy of a
+ * carried static, as without it); heap string. */
+char *inner_find_fold_plugin(const char *split_tool);
+
 /* The directory of the real driver binary: /usr/bin/clang-19 resolves to
  * /usr/lib/llvm-19/bin, where ld.lld, llvm-objcopy and llvm-dwp live too
  * (else the bin directory of the LLVM MTPC was built against); heap string. */

@@ -5,6 +5,7 @@
  * plain compile, whatever failed: the build never breaks because of MTPC. */
 #include "steps_int.h"
 #include "debugfix.h"
+#include "fold_names.h"
 #include "inner_dir.h"
 #include "proc.h"
 #include "util.h"
@@ -104,6 +105,38 @@ static int merge_unsplit(const struct step_args *s, const char *why)
 	return st || s->cwd ? st : take_backend(s);
 }
 
+/* The folded bodies of the merged object (common/fold_names.h) into
+ * llvm-objcopy's lists and words: floc, one symbol a line, to localize;
+ * fren, "NAME.mtpc.f<hex> NAME" lines; into cmd, a --rename-section for
+ * each body's section. Returns how many symbols, or -1 (said). */
+static int fold_lists(const char *merged, const char *floc, const char *fren, struct strv *cmd)
+{
+	struct strv syms = {0}, secs = {0};
+	if (elf_folded_names(merged, &syms, &secs) < 0)
+		return -1;
+	struct buf lb = {0}, rb = {0};
+	size_t base = 0;
+	for (size_t i = 0; i < syms.n; i++) {
+		mtpc_fold_name(syms.v[i], &base);
+		buf_printf(&lb, "%s\n", syms.v[i]);
+		buf_printf(&rb, "%s %.*s\n", syms.v[i], (int)base, syms.v[i]);
+	}
+	for (size_t i = 0; i < secs.n; i++) {
+		mtpc_fold_name(secs.v[i], &base);
+		strv_addown(cmd, xasprintf("--rename-section=%s=%.*s", secs.v[i], (int)base, secs.v[i]));
+	}
+	int r = (int)syms.n;
+	if (r > 0 && (mtpc_write_file(floc, lb.s, lb.len, 0) < 0 || mtpc_write_file(fren, rb.s, rb.len, 0) < 0)) {
+		mtpc_error("cannot write %s: %s", floc, strerror(errno));
+		r = -1;
+	}
+	buf_free(&lb);
+	buf_free(&rb);
+	strv_free(&syms);
+	strv_free(&secs);
+	return r;
+}
+
 int merge_step(const struct step_args *s)
 {
 	if (s->names && strcmp(s->names, "once")) {
@@ -147,9 +180,11 @@ int merge_step(const struct step_args *s)
 	const char *bin = s->llvm_bin ? s->llvm_bin : MTPC_LLVM_BIN_DIR;
 	char *tmp1 = xasprintf("%s.r.tmp", s->out), *tmp2 = xasprintf("%s.tmp", s->out);
 	char *loc = xasprintf("%s/" MOD_PARTS "/" SPLIT_LOCALIZE, s->dir), *ren = xasprintf("%s/" MOD_PARTS "/" SPLIT_RENAME, s->dir);
+	char *floc = xasprintf("%s/" MOD_FOLD_LOCALIZE, s->dir), *fren = xasprintf("%s/" MOD_FOLD_RENAME, s->dir);
 	/* What the merge must do and no more: ld -r only for several objects,
-	 * llvm-objcopy only when the splitter promoted or renamed something. */
-	int rewrite = file_size(loc) > 0 || file_size(ren) > 0, st = 0;
+	 * llvm-objcopy only when the splitter promoted or renamed something,
+	 * or the partitions folded copies of a static (common/fold_names.h). */
+	int rewrite = file_size(loc) > 0 || file_size(ren) > 0, st = 0, folds = 0;
 	char *merged = n == 1 ? xasprintf("%s/p0%s.o", s->dir, fixed[0] ? ".fix" : "") : xstrdup(tmp1);
 	struct strv cmd = {0};
 	if (n > 1) {
@@ -166,12 +201,25 @@ int merge_step(const struct step_args *s)
 		st = proc_run(cmd.v, NULL, NULL, NULL);
 		strv_free(&cmd);
 	}
+	struct strv renames = {0};
+	if (st == 0 && n > 1) {
+		folds = fold_lists(merged, floc, fren, &renames);
+		st = folds < 0;
+		rewrite |= folds > 0;
+	}
 	if (st == 0 && rewrite) {
 		/* Re-localize only the symbols the splitter promoted... */
 		strv_addown(&cmd, xasprintf("%s/llvm-objcopy", bin));
 		strv_addown(&cmd, xasprintf("--localize-symbols=%s", loc));
 		/* ...and give them back their own names, as in the unsplit object. */
 		strv_addown(&cmd, xasprintf("--redefine-syms=%s", ren));
+		if (folds > 0) {
+			/* The same for the bodies the partitions folded, and
+			 * their sections. */
+			strv_addown(&cmd, xasprintf("--localize-symbols=%s", floc));
+			strv_addown(&cmd, xasprintf("--redefine-syms=%s", fren));
+			strv_addv(&cmd, &renames);
+		}
 		strv_add(&cmd, merged);
 		strv_add(&cmd, tmp2);
 		st = proc_run(cmd.v, NULL, NULL, NULL);
@@ -201,8 +249,13 @@ int merge_step(const struct step_args *s)
 		record_module(s, -1, n);
 	unlink(tmp1);
 	unlink(tmp2);
+	unlink(floc);
+	unlink(fren);
+	strv_free(&renames);
 	free(tmp1);
 	free(tmp2);
+	free(floc);
+	free(fren);
 	free(merged);
 	free(loc);
 	free(ren);

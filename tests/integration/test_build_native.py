@@ -162,6 +162,63 @@ def test_native_same_static_in_two_objects(tmp_path):
     assert out.count("a ") == 8 and out.count("b ") == 8, out
 
 
+FOLD = """#include <stdio.h>
+__attribute__((cold)) static int report(int x, const char *what) {
+  int s = 0;
+  for (int k = 0; k < x %% 64; k++) s += (k * 7) ^ x;
+  printf("%%s %%d\\n", what, s);
+  return s & 1;
+}
+%s
+int main(int argc, char **argv) {
+  (void)argv;
+  long s = 0;
+%s  printf("%%ld\\n", s);
+  return 0;
+}
+"""
+
+
+def defined(obj, name):
+    """How many times obj defines a function called name (its symbol table)."""
+    out = run([llvm_tool("llvm-nm"), "--defined-only", obj]).stdout.split("\n")
+    return sum(1 for ln in out if ln.split()[-1:] == [name] and ln.split()[1] in "tT")
+
+
+def test_native_equal_copies_of_a_static_fold(tmp_path):
+    """A small cold static that functions in every partition call and none inlines: each
+    partition carries its own copy and keeps it out of line. The pass plugin (mtpc-fold.so)
+    gives equal copies one body, the merge names it as the source does, local, in no COMDAT
+    group: the object defines it once, as the plain compile's does, and the program is the
+    same. Without the plugin (a split tool in a directory without it) every copy stays."""
+    funcs = "".join(f"long work{i}(int x) {{\n  long v = x;\n"
+                    + "".join(f"  v = v * {k + 3} + (v >> {k % 7 + 1}) + x;\n" for k in range(60))
+                    + f"  if (v % 1000 == {i}) return report((int)v, \"w{i}\");\n  return v;\n}}\n"
+                    for i in range(8))
+    body = "".join(f"  s += work{i}(argc + {i});\n" for i in range(8))
+    src = tmp_path / "fold.c"
+    src.write_text(FOLD % (funcs, body))
+    prog = pd.Program([(src, [])])
+    counts = pd.compare(prog, "none", tmp_path / "w", "plain", native=True)
+    assert counts[0] >= 2, counts
+    plan = json.loads(next((tmp_path / "w").glob("fold.*.mc.o.mtpc/mod/*/parts/plan.json")).read_text())
+    carriers = sum("report" in p["duplicated"] for p in plan["partitions"])
+    assert carriers >= 2, "report is not carried by several partitions: the test tests nothing"
+    obj = next((tmp_path / "w").glob("fold.*.mc.o"))
+    assert defined(obj, "report") == 1
+    syms = run([llvm_tool("llvm-nm"), obj]).stdout
+    assert ".mtpc.f" not in syms, syms
+    assert "COMDAT" not in run([llvm_tool("llvm-readelf"), "--section-groups", obj]).stdout
+    assert ".mtpc.f" not in run([llvm_tool("llvm-readelf"), "-S", obj]).stdout
+    # without the plugin: one body per carrier
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(tool("mtpc-split"), alone / "mtpc-split")
+    mtpc_compile(tmp_path, compile_cmd(src, tmp_path / "nofold.o"), "--cost-threshold", "0",
+                 "--split-tool", alone / "mtpc-split")
+    assert defined(tmp_path / "nofold.o", "report") >= 2
+
+
 UNSPLIT = [
     ("below the cost threshold", [], ()),
     ("-O0", ["-O0"], ("--cost-threshold", "0")),

@@ -1,0 +1,231 @@
+/* Unit test for splitter/fold.c: which copies of a carried static share a
+ * body. Modules parsed from IR text, as two partitions would hold them:
+ * equal bodies get one name whatever the module numbers (attribute groups,
+ * metadata, struct type names); different code, different layouts or
+ * different attributes get different names; a body reaching a local
+ * variable, or a cycle of marked functions, stays internal; callees go
+ * first. Prints "N passed, N failed". */
+#include "check.h"
+#include "fold.h"
+#include "fold_names.h"
+
+#include <llvm-c/Comdat.h>
+#include <llvm-c/IRReader.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static LLVMContextRef ctx;
+
+static LLVMModuleRef parse(const char *ir)
+{
+	LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, strlen(ir), "test");
+	LLVMModuleRef m = NULL;
+	char *err = NULL;
+	if (LLVMParseIRInContext(ctx, mb, &m, &err)) {
+		fprintf(stderr, "parse error: %s\n%s\n", err, ir);
+		LLVMDisposeMessage(err);
+		exit(2);
+	}
+	return m;
+}
+
+/* The name of the function that was @from (the n-th function of m). */
+static const char *fn_name(LLVMModuleRef m, int n)
+{
+	LLVMValueRef f = LLVMGetFirstFunction(m);
+	while (n-- > 0 && f)
+		f = LLVMGetNextFunction(f);
+	size_t len;
+	return f ? LLVMGetValueName2(f, &len) : "";
+}
+
+static LLVMValueRef fn_at(LLVMModuleRef m, int n)
+{
+	LLVMValueRef f = LLVMGetFirstFunction(m);
+	while (n-- > 0 && f)
+		f = LLVMGetNextFunction(f);
+	return f;
+}
+
+/* Fold one module; the name its function n has then (heap). */
+static char *folded(const char *ir, int n, int *count)
+{
+	LLVMModuleRef m = parse(ir);
+	*count = mtpc_fold_marked(m);
+	char *name = strdup(fn_name(m, n));
+	LLVMDisposeModule(m);
+	return name;
+}
+
+#define MARK "attributes #9 = { \"mtpc-fold\" }\n"
+
+/* @h with the module numbering of one partition (attribute groups, metadata
+ * and the struct type's name come in a different order in the other). */
+static const char *const SAME_A =
+	"%struct.S.mtpc3 = type { i32, i64 }\n"
+	"define internal i64 @h(ptr %p) #9 {\n"
+	"  %q = getelementptr inbounds %struct.S.mtpc3, ptr %p, i64 1\n"
+	"  %v = load i64, ptr %q, align 8, !tbaa !0\n"
+	"  %c = call i64 @ext(i64 %v) #1\n"
+	"  ret i64 %c\n}\n"
+	"declare i64 @ext(i64)\n" MARK "attributes #1 = { nounwind }\n"
+	"!0 = !{!\"long\", !1, i64 0}\n!1 = !{!\"tbaa\"}\n";
+static const char *const SAME_B =
+	"%struct.T.mtpc1 = type { i8 }\n"
+	"%struct.S.mtpc7 = type { i32, i64 }\n"
+	"define void @other() #3 { ret void }\n"
+	"define internal i64 @h(ptr %p) #9 {\n"
+	"  %q = getelementptr inbounds %struct.S.mtpc7, ptr %p, i64 1\n"
+	"  %v = load i64, ptr %q, align 8, !tbaa !3\n"
+	"  %c = call i64 @ext(i64 %v) #2\n"
+	"  ret i64 %c\n}\n"
+	"declare i64 @ext(i64)\n" MARK "attributes #2 = { nounwind }\n attributes #3 = { noinline }\n"
+	"!2 = !{!\"tbaa\"}\n!3 = !{!\"long\", !2, i64 0}\n";
+/* The same with a different layout under the same type name. */
+static const char *const OTHER_LAYOUT =
+	"%struct.S.mtpc3 = type { i64, i64 }\n"
+	"define internal i64 @h(ptr %p) #9 {\n"
+	"  %q = getelementptr inbounds %struct.S.mtpc3, ptr %p, i64 1\n"
+	"  %v = load i64, ptr %q, align 8, !tbaa !0\n"
+	"  %c = call i64 @ext(i64 %v) #1\n"
+	"  ret i64 %c\n}\n"
+	"declare i64 @ext(i64)\n" MARK "attributes #1 = { nounwind }\n"
+	"!0 = !{!\"long\", !1, i64 0}\n!1 = !{!\"tbaa\"}\n";
+/* The same without the call's attribute. */
+static const char *const OTHER_CALL_ATTRS =
+	"%struct.S.mtpc3 = type { i32, i64 }\n"
+	"define internal i64 @h(ptr %p) #9 {\n"
+	"  %q = getelementptr inbounds %struct.S.mtpc3, ptr %p, i64 1\n"
+	"  %v = load i64, ptr %q, align 8, !tbaa !0\n"
+	"  %c = call i64 @ext(i64 %v)\n"
+	"  ret i64 %c\n}\n"
+	"declare i64 @ext(i64)\n" MARK "!0 = !{!\"long\", !1, i64 0}\n!1 = !{!\"tbaa\"}\n";
+
+static void test_equal_bodies_share_a_name(void)
+{
+	int na, nb, nc, nd;
+	char *a = folded(SAME_A, 0, &na), *b = folded(SAME_B, 1, &nb);
+	char *c = folded(OTHER_LAYOUT, 0, &nc), *d = folded(OTHER_CALL_ATTRS, 0, &nd);
+	size_t base = 0;
+	CHECK(na == 1 && nb == 1 && nc == 1 && nd == 1);
+	CHECK(mtpc_fold_name(a, &base) && base == 1 && !strncmp(a, "h", 1));
+	CHECK(!strcmp(a, b));
+	CHECK(strcmp(a, c) != 0);
+	CHECK(strcmp(a, d) != 0);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+}
+
+static void test_what_a_folded_body_is(void)
+{
+	LLVMModuleRef m = parse(SAME_A);
+	CHECK(mtpc_fold_marked(m) == 1);
+	LLVMValueRef h = fn_at(m, 0);
+	size_t len;
+	const char *name = LLVMGetValueName2(h, &len);
+	CHECK(LLVMGetLinkage(h) == LLVMLinkOnceODRLinkage);
+	CHECK(LLVMGetVisibility(h) == LLVMHiddenVisibility);
+	LLVMComdatRef cd = LLVMGetComdat(h);
+	CHECK(cd && LLVMGetComdatSelectionKind(cd) == LLVMAnyComdatSelectionKind);
+	CHECK(LLVMGetNamedFunction(m, name) == h);
+	CHECK(!LLVMGetStringAttributeAtIndex(h, LLVMAttributeFunctionIndex, MTPC_FOLD_ATTR,
+					     sizeof MTPC_FOLD_ATTR - 1));
+	LLVMDisposeModule(m);
+}
+
+static void test_different_code_or_parameter_attributes(void)
+{
+	const char *one = "define internal i32 @h(i32 %x) #9 {\n  %y = add i32 %x, 1\n  ret i32 %y\n}\n" MARK;
+	const char *two = "define internal i32 @h(i32 %x) #9 {\n  %y = add i32 %x, 2\n  ret i32 %y\n}\n" MARK;
+	const char *nz = "define internal i32 @h(i32 noundef %x) #9 {\n  %y = add i32 %x, 1\n  ret i32 %y\n}\n" MARK;
+	int n;
+	char *a = folded(one, 0, &n), *b = folded(two, 0, &n), *c = folded(nz, 0, &n), *d = folded(one, 0, &n);
+	CHECK(strcmp(a, b) != 0 && strcmp(a, c) != 0);
+	CHECK(!strcmp(a, d)); /* deterministic */
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+}
+
+static void test_local_variables_and_constants(void)
+{
+	/* a local variable: each partition's own, so the body stays */
+	const char *var = "@count = internal global i32 0\n"
+			  "define internal void @h() #9 {\n  %v = load i32, ptr @count\n"
+			  "  %w = add i32 %v, 1\n  store i32 %w, ptr @count\n  ret void\n}\n" MARK;
+	/* a local constant: its contents are part of the body's */
+	const char *k1 = "@t = private unnamed_addr constant [2 x i32] [i32 1, i32 2]\n"
+			 "define internal i32 @h(i64 %i) #9 {\n  %p = getelementptr [2 x i32], ptr @t, i64 0, i64 %i\n"
+			 "  %v = load i32, ptr %p\n  ret i32 %v\n}\n" MARK;
+	const char *k2 = "@t = private unnamed_addr constant [2 x i32] [i32 1, i32 3]\n"
+			 "define internal i32 @h(i64 %i) #9 {\n  %p = getelementptr [2 x i32], ptr @t, i64 0, i64 %i\n"
+			 "  %v = load i32, ptr %p\n  ret i32 %v\n}\n" MARK;
+	int n1, n2, n3;
+	char *a = folded(var, 0, &n1), *b = folded(k1, 0, &n2), *c = folded(k2, 0, &n3);
+	CHECK(n1 == 0 && !strcmp(a, "h"));
+	CHECK(n2 == 1 && n3 == 1 && strcmp(b, c) != 0);
+	free(a);
+	free(b);
+	free(c);
+}
+
+static void test_callees_first_and_cycles(void)
+{
+	/* g calls h, both marked; u is marked-free and calls h */
+	const char *chain = "define internal i32 @g(i32 %x) #9 {\n  %y = call i32 @h(i32 %x)\n  ret i32 %y\n}\n"
+			    "define internal i32 @h(i32 %x) #9 {\n  %y = mul i32 %x, 3\n  ret i32 %y\n}\n"
+			    "define i32 @u(i32 %x) {\n  %y = call i32 @h(i32 %x)\n  ret i32 %y\n}\n" MARK;
+	LLVMModuleRef m = parse(chain);
+	CHECK(mtpc_fold_marked(m) == 2);
+	size_t base;
+	CHECK(mtpc_fold_name(fn_name(m, 0), &base) && mtpc_fold_name(fn_name(m, 1), &base));
+	CHECK(!strcmp(fn_name(m, 2), "u"));
+	LLVMDisposeModule(m);
+	/* g calls an internal function that is not marked: left */
+	const char *unmarked = "define internal i32 @g(i32 %x) #9 {\n  %y = call i32 @h(i32 %x)\n  ret i32 %y\n}\n"
+			       "define internal i32 @h(i32 %x) {\n  %y = mul i32 %x, 3\n  ret i32 %y\n}\n" MARK;
+	int n;
+	char *g = folded(unmarked, 0, &n);
+	CHECK(n == 0 && !strcmp(g, "g"));
+	free(g);
+	/* a and b call each other: neither goes first, both stay */
+	const char *cycle = "define internal i32 @a(i32 %x) #9 {\n  %y = call i32 @b(i32 %x)\n  ret i32 %y\n}\n"
+			    "define internal i32 @b(i32 %x) #9 {\n  %c = icmp eq i32 %x, 0\n  br i1 %c, label %z, label %r\n"
+			    "z:\n  ret i32 0\nr:\n  %d = sub i32 %x, 1\n  %y = call i32 @a(i32 %d)\n  ret i32 %y\n}\n" MARK;
+	m = parse(cycle);
+	CHECK(mtpc_fold_marked(m) == 0);
+	CHECK(!strcmp(fn_name(m, 0), "a") && !strcmp(fn_name(m, 1), "b"));
+	CHECK(LLVMGetLinkage(fn_at(m, 0)) == LLVMInternalLinkage);
+	CHECK(!LLVMGetStringAttributeAtIndex(fn_at(m, 1), LLVMAttributeFunctionIndex, MTPC_FOLD_ATTR,
+					     sizeof MTPC_FOLD_ATTR - 1));
+	LLVMDisposeModule(m);
+}
+
+static void test_fold_names(void)
+{
+	size_t base = 0;
+	CHECK(mtpc_fold_name("sqlite3DbStrDup.mtpc.f0123456789abcdef", &base) && base == 15);
+	CHECK(mtpc_fold_name(".text.x.mtpc.f0123456789abcdef", &base) && base == 7);
+	CHECK(!mtpc_fold_name("x.mtpc.f0123456789abcdeF", &base));
+	CHECK(!mtpc_fold_name("x.mtpc.f0123456789abcde", &base));
+	CHECK(!mtpc_fold_name(".mtpc.f0123456789abcdef", &base));
+	CHECK(!mtpc_fold_name("x.mtpc.31fb78d8", &base));
+}
+
+int main(void)
+{
+	ctx = LLVMContextCreate();
+	test_equal_bodies_share_a_name();
+	test_what_a_folded_body_is();
+	test_different_code_or_parameter_attributes();
+	test_local_variables_and_constants();
+	test_callees_first_and_cycles();
+	test_fold_names();
+	LLVMContextDispose(ctx);
+	return CHECK_REPORT();
+}
