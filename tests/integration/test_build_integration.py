@@ -419,7 +419,8 @@ def test_build_dir_with_spaces_and_dollar(tmp_path):
 def test_install_and_find_package(tmp_path):
     prefix = tmp_path / "prefix"
     run(["cmake", "--install", BUILD, "--prefix", prefix])
-    for f in ("bin/mtpc-link", "share/mtpc/cmake/MTPC.cmake", "share/mtpc/cmake/MTPCConfig.cmake"):
+    for f in ("bin/mtpc-link", "bin/mtpc-split", "bin/mtpc-fold.so", "share/mtpc/cmake/MTPC.cmake",
+              "share/mtpc/cmake/MTPCConfig.cmake"):
         assert (prefix / f).exists(), f
     b = tmp_path / "b"
     run(["cmake", "-S", PROJECTS / "c", "-B", b, "-G", "Ninja", f"-DCMAKE_C_COMPILER={CLANG}",
