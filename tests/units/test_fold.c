@@ -62,7 +62,8 @@ static char *folded(const char *ir, int n, int *count)
 #define MARK "attributes #9 = { \"mtpc-fold\" }\n"
 
 /* @h with the module numbering of one partition (attribute groups, metadata
- * and the struct type's name come in a different order in the other). */
+ * and the struct type's name come in a different order in the other);
+ * variant() makes it with another layout or without the call's attribute. */
 static const char *const SAME_A =
 	"%struct.S.mtpc3 = type { i32, i64 }\n"
 	"define internal i64 @h(ptr %p) #9 {\n"
@@ -83,41 +84,45 @@ static const char *const SAME_B =
 	"  ret i64 %c\n}\n"
 	"declare i64 @ext(i64)\n" MARK "attributes #2 = { nounwind }\n attributes #3 = { noinline }\n"
 	"!2 = !{!\"tbaa\"}\n!3 = !{!\"long\", !2, i64 0}\n";
-/* The same with a different layout under the same type name. */
-static const char *const OTHER_LAYOUT =
-	"%struct.S.mtpc3 = type { i64, i64 }\n"
-	"define internal i64 @h(ptr %p) #9 {\n"
-	"  %q = getelementptr inbounds %struct.S.mtpc3, ptr %p, i64 1\n"
-	"  %v = load i64, ptr %q, align 8, !tbaa !0\n"
-	"  %c = call i64 @ext(i64 %v) #1\n"
-	"  ret i64 %c\n}\n"
-	"declare i64 @ext(i64)\n" MARK "attributes #1 = { nounwind }\n"
-	"!0 = !{!\"long\", !1, i64 0}\n!1 = !{!\"tbaa\"}\n";
-/* The same without the call's attribute. */
-static const char *const OTHER_CALL_ATTRS =
-	"%struct.S.mtpc3 = type { i32, i64 }\n"
-	"define internal i64 @h(ptr %p) #9 {\n"
-	"  %q = getelementptr inbounds %struct.S.mtpc3, ptr %p, i64 1\n"
-	"  %v = load i64, ptr %q, align 8, !tbaa !0\n"
-	"  %c = call i64 @ext(i64 %v)\n"
-	"  ret i64 %c\n}\n"
-	"declare i64 @ext(i64)\n" MARK "!0 = !{!\"long\", !1, i64 0}\n!1 = !{!\"tbaa\"}\n";
+/* @h of SAME_A with the struct type's layout and the call's attribute
+ * group given (heap). */
+static char *variant(const char *layout, const char *call_attr)
+{
+	const char *fmt = "%%struct.S.mtpc3 = type %s\n"
+			  "define internal i64 @h(ptr %%p) #9 {\n"
+			  "  %%q = getelementptr inbounds %%struct.S.mtpc3, ptr %%p, i64 1\n"
+			  "  %%v = load i64, ptr %%q, align 8, !tbaa !0\n"
+			  "  %%c = call i64 @ext(i64 %%v)%s\n"
+			  "  ret i64 %%c\n}\n"
+			  "declare i64 @ext(i64)\n" MARK "attributes #1 = { nounwind }\n"
+			  "!0 = !{!\"long\", !1, i64 0}\n!1 = !{!\"tbaa\"}\n";
+	size_t n = strlen(fmt) + strlen(layout) + strlen(call_attr) + 1;
+	char *ir = malloc(n);
+	snprintf(ir, n, fmt, layout, call_attr);
+	return ir;
+}
 
 static void test_equal_bodies_share_a_name(void)
 {
-	int na, nb, nc, nd;
+	int na, nb, nc, nd, ne;
+	char *layout = variant("{ i64, i64 }", " #1"), *attrs = variant("{ i32, i64 }", "");
+	char *same = variant("{ i32, i64 }", " #1");
 	char *a = folded(SAME_A, 0, &na), *b = folded(SAME_B, 1, &nb);
-	char *c = folded(OTHER_LAYOUT, 0, &nc), *d = folded(OTHER_CALL_ATTRS, 0, &nd);
+	char *c = folded(layout, 0, &nc), *d = folded(attrs, 0, &nd), *e = folded(same, 0, &ne);
 	size_t base = 0;
-	CHECK(na == 1 && nb == 1 && nc == 1 && nd == 1);
+	CHECK(na == 1 && nb == 1 && nc == 1 && nd == 1 && ne == 1);
 	CHECK(mtpc_fold_name(a, &base) && base == 1 && !strncmp(a, "h", 1));
-	CHECK(!strcmp(a, b));
+	CHECK(!strcmp(a, b) && !strcmp(a, e));
 	CHECK(strcmp(a, c) != 0);
 	CHECK(strcmp(a, d) != 0);
 	free(a);
 	free(b);
 	free(c);
 	free(d);
+	free(e);
+	free(layout);
+	free(attrs);
+	free(same);
 }
 
 static void test_what_a_folded_body_is(void)
