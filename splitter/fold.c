@@ -191,7 +191,7 @@ struct ctx {
 
 /* What a reference to v (an operand, or within a constant) allows; the
  * local constants it reaches are printed into b. */
-static enum verdict visit(struct ctx *c, struct buf *b, LLVMValueRef v)
+static enum verdict visit_ref(struct ctx *c, struct buf *b, LLVMValueRef v)
 {
 	if (!v || !LLVMIsAConstant(v) || c->depth > 64)
 		return c->depth > 64 ? REFUSE : OK;
@@ -213,7 +213,7 @@ static enum verdict visit(struct ctx *c, struct buf *b, LLVMValueRef v)
 		/* its initializer may hold no local function's address */
 		LLVMValueRef self = c->self;
 		c->self = NULL;
-		enum verdict r = visit(c, b, LLVMGetInitializer(v));
+		enum verdict r = visit_ref(c, b, LLVMGetInitializer(v));
 		c->self = self;
 		c->depth--;
 		return r == WAIT ? REFUSE : r;
@@ -224,7 +224,7 @@ static enum verdict visit(struct ctx *c, struct buf *b, LLVMValueRef v)
 	int n = LLVMGetNumOperands(v);
 	c->depth++;
 	for (int k = 0; k < n && worst != REFUSE; k++) {
-		enum verdict r = visit(c, b, LLVMGetOperand(v, (unsigned)k));
+		enum verdict r = visit_ref(c, b, LLVMGetOperand(v, (unsigned)k));
 		if (r > worst)
 			worst = r;
 	}
@@ -232,8 +232,8 @@ static enum verdict visit(struct ctx *c, struct buf *b, LLVMValueRef v)
 	return worst;
 }
 
-/* The content of f into b: OK, or WAIT / REFUSE (see visit). */
-static enum verdict content(struct ctx *c, struct buf *b, LLVMValueRef f)
+/* The content of f into b: OK, or WAIT / REFUSE (see visit_ref). */
+static enum verdict body_content(struct ctx *c, struct buf *b, LLVMValueRef f)
 {
 	c->self = f;
 	if (add_attrs_of(b, f, 0) < 0)
@@ -246,7 +246,7 @@ static enum verdict content(struct ctx *c, struct buf *b, LLVMValueRef f)
 				return REFUSE;
 			int n = LLVMGetNumOperands(i);
 			for (int k = 0; k < n; k++) {
-				enum verdict r = visit(c, b, LLVMGetOperand(i, (unsigned)k));
+				enum verdict r = visit_ref(c, b, LLVMGetOperand(i, (unsigned)k));
 				if (r == REFUSE)
 					return REFUSE;
 				if (r > worst)
@@ -300,7 +300,7 @@ int mtpc_fold_marked(LLVMModuleRef m)
 			if (c.state[k] != PENDING)
 				continue;
 			struct buf b = {0};
-			enum verdict r = content(&c, &b, fs[k]);
+			enum verdict r = body_content(&c, &b, fs[k]);
 			if (r == OK) {
 				rename_folded(m, fs[k], &b);
 				c.state[k] = FOLDED;
