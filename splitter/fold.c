@@ -291,6 +291,12 @@ int mtpc_fold_marked(LLVMModuleRef m)
 		ptrmap_put(&c.index, f, n);
 		fs[n++] = f;
 	}
+	/* With debug info, each copy ld -r drops would leave its subprogram
+	 * in its partition's compile unit at address 0, which
+	 * llvm-dwarfdump --verify rejects (overlapping ranges): -g compiles
+	 * keep every copy. */
+	if (LLVMGetNamedMetadataNumOperands(m, "llvm.dbg.cu") > 0)
+		n = 0;
 	c.state = xcalloc((size_t)n + 1, sizeof *c.state);
 	/* Callees first: a caller's content names its folded callees' new
 	 * names. Bodies in a cycle wait for each other and stay internal. */

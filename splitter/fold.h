@@ -14,7 +14,11 @@
  * calls, and the printed initializers of the local constants it reads. A
  * body that refers to a local variable, or to a local function that is not
  * folded itself first (its callees go first), is left internal: the copies
- * would reach different definitions. */
+ * would reach different definitions.
+ *
+ * A module with debug info keeps every copy: ld -r would leave each dropped
+ * copy's subprogram in its partition's compile unit at address 0, which
+ * llvm-dwarfdump --verify rejects. */
 #ifndef MTPC_FOLD_H
 #define MTPC_FOLD_H
 

@@ -190,7 +190,8 @@ def test_native_equal_copies_of_a_static_fold(tmp_path):
     partition carries its own copy and keeps it out of line. The pass plugin (mtpc-fold.so)
     gives equal copies one body, the merge names it as the source does, local, in no COMDAT
     group: the object defines it once, as the plain compile's does, and the program is the
-    same. Without the plugin (a split tool in a directory without it) every copy stays."""
+    same. Without the plugin (a split tool in a directory without it), and with -g, every
+    copy stays."""
     funcs = "".join(f"long work{i}(int x) {{\n  long v = x;\n"
                     + "".join(f"  v = v * {k + 3} + (v >> {k % 7 + 1}) + x;\n" for k in range(60))
                     + f"  if (v % 1000 == {i}) return report((int)v, \"w{i}\");\n  return v;\n}}\n"
@@ -210,6 +211,10 @@ def test_native_equal_copies_of_a_static_fold(tmp_path):
     assert ".mtpc.f" not in syms, syms
     assert "COMDAT" not in run([llvm_tool("llvm-readelf"), "--section-groups", obj]).stdout
     assert ".mtpc.f" not in run([llvm_tool("llvm-readelf"), "-S", obj]).stdout
+    # with -g every copy stays (each dropped one would leave its subprogram at address 0)
+    mtpc_compile(tmp_path, compile_cmd(src, tmp_path / "g.o", "-g"), "--cost-threshold", "0")
+    assert defined(tmp_path / "g.o", "report") >= 2
+    assert "No errors." in run([llvm_tool("llvm-dwarfdump"), "--verify", tmp_path / "g.o"]).stdout
     # without the plugin: one body per carrier
     alone = tmp_path / "alone"
     alone.mkdir()

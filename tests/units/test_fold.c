@@ -4,7 +4,7 @@
  * metadata, struct type names); different code, different layouts or
  * different attributes get different names; a body reaching a local
  * variable, or a cycle of marked functions, stays internal; callees go
- * first. Prints "N passed, N failed". */
+ * first; a module with debug info keeps every copy. Prints "N passed, N failed". */
 #include "check.h"
 #include "fold.h"
 #include "fold_names.h"
@@ -211,6 +211,23 @@ static void test_callees_first_and_cycles(void)
 	LLVMDisposeModule(m);
 }
 
+static void test_debug_info_keeps_every_copy(void)
+{
+	const char *dbg = "define internal i32 @h(i32 %x) #9 {\n  %y = add i32 %x, 1\n  ret i32 %y\n}\n" MARK
+			  "!llvm.dbg.cu = !{!0}\n!llvm.module.flags = !{!2}\n"
+			  "!0 = distinct !DICompileUnit(language: DW_LANG_C11, file: !1, producer: \"t\", "
+			  "isOptimized: true, runtimeVersion: 0, emissionKind: FullDebug)\n"
+			  "!1 = !DIFile(filename: \"t.c\", directory: \"/\")\n"
+			  "!2 = !{i32 2, !\"Debug Info Version\", i32 3}\n";
+	LLVMModuleRef m = parse(dbg);
+	CHECK(LLVMGetNamedMetadataNumOperands(m, "llvm.dbg.cu") == 1);
+	CHECK(mtpc_fold_marked(m) == 0);
+	CHECK(!strcmp(fn_name(m, 0), "h") && LLVMGetLinkage(fn_at(m, 0)) == LLVMInternalLinkage);
+	CHECK(!LLVMGetStringAttributeAtIndex(fn_at(m, 0), LLVMAttributeFunctionIndex, MTPC_FOLD_ATTR,
+					     sizeof MTPC_FOLD_ATTR - 1));
+	LLVMDisposeModule(m);
+}
+
 static void test_fold_names(void)
 {
 	size_t base = 0;
@@ -230,6 +247,7 @@ int main(void)
 	test_different_code_or_parameter_attributes();
 	test_local_variables_and_constants();
 	test_callees_first_and_cycles();
+	test_debug_info_keeps_every_copy();
 	test_fold_names();
 	LLVMContextDispose(ctx);
 	return CHECK_REPORT();
