@@ -193,8 +193,10 @@ struct ctx {
  * local constants it reaches are printed into b. */
 static enum verdict visit_ref(struct ctx *c, struct buf *b, LLVMValueRef v)
 {
-	if (!v || !LLVMIsAConstant(v) || c->depth > 64)
-		return c->depth > 64 ? REFUSE : OK;
+	if (c->depth > 64)
+		return REFUSE;
+	if (!v || !LLVMIsAConstant(v)) /* an instruction, argument, block or metadata */
+		return OK;
 	if (LLVMIsAFunction(v)) {
 		if (v == c->self || !is_local(v))
 			return OK;

@@ -202,7 +202,8 @@ int merge_step(const struct step_args *s)
 		strv_free(&cmd);
 	}
 	struct strv renames = {0};
-	if (st == 0 && n > 1) {
+	/* Only a plain compile's partitions (--cwd) load the fold's plugin. */
+	if (st == 0 && n > 1 && s->cwd) {
 		folds = fold_lists(merged, floc, fren, &renames);
 		st = folds < 0;
 		rewrite |= folds > 0;

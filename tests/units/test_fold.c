@@ -31,22 +31,21 @@ static LLVMModuleRef parse(const char *ir)
 	return m;
 }
 
-/* The name of the function that was @from (the n-th function of m). */
-static const char *fn_name(LLVMModuleRef m, int n)
-{
-	LLVMValueRef f = LLVMGetFirstFunction(m);
-	while (n-- > 0 && f)
-		f = LLVMGetNextFunction(f);
-	size_t len;
-	return f ? LLVMGetValueName2(f, &len) : "";
-}
-
+/* The n-th function of m. */
 static LLVMValueRef fn_at(LLVMModuleRef m, int n)
 {
 	LLVMValueRef f = LLVMGetFirstFunction(m);
 	while (n-- > 0 && f)
 		f = LLVMGetNextFunction(f);
 	return f;
+}
+
+/* Its name now ("" if there is none). */
+static const char *fn_name(LLVMModuleRef m, int n)
+{
+	LLVMValueRef f = fn_at(m, n);
+	size_t len;
+	return f ? LLVMGetValueName2(f, &len) : "";
 }
 
 /* Fold one module; the name its function n has then (heap). */
