@@ -4,7 +4,8 @@
  * debugfix_earlier: sorted sets of strings) is sorted.c's. What each step
  * does is in its own file (debugfix_int.h lists them); here is only the
  * order: checksums, then lines, then, with the earlier objects known, what
- * they make redundant. */
+ * they make redundant: the debug info of the copies the link discards
+ * marked dead, and the tables trimmed. */
 #include "debugfix_int.h"
 #include "util.h"
 
@@ -32,7 +33,15 @@ int debugfix_object(char **data, size_t *len, const char *checksums, const struc
 		lines_fix_checksums(&e, checksums);
 	int r = lines && lines->n ? lines_fix(&e, lines) : 0;
 	if (r == 0 && earlier) {
-		str_offsets_trim(&e, &earlier->groups);
+		struct strv mine = {0};
+		unsigned char *gone = discarded_sections(&e, &earlier->groups, &mine);
+		sorted_union(&earlier->groups, &mine);
+		strv_free(&mine);
+		if (gone) {
+			tombstones(&e, gone);
+			str_offsets_trim(&e, gone);
+		}
+		free(gone);
 		names_dedup(&e, earlier);
 	}
 	*data = (char *)e.data;

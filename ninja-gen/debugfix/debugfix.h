@@ -10,8 +10,10 @@
  * (.debug_line, .debug_line.dwo), which changes their size: the new section
  * goes to the end of the file and the relocations into it, or against its
  * section symbol, are moved with it. The result is an input of `ld.lld -r`,
- * which lays the output out anew. 64-bit little-endian ELF only (what
- * mtpc-split renumbers lines for). Same input, same output, byte for byte.
+ * which lays the output out anew. Before that link, it also marks dead the
+ * debug info of the COMDAT copies the link will discard (discarded.c).
+ * 64-bit little-endian ELF only (what mtpc-split renumbers lines for).
+ * Same input, same output, byte for byte.
  *
  * The code is the folder ninja-gen/debugfix/, the library mtpc_debugfix
  * (it needs only common/): one file per concern, each saying what it owns
@@ -67,7 +69,10 @@ void debugfix_earlier_free(struct debugfix_earlier *earlier);
 
 /* Fix the file in (*data, *len), which may be reallocated: the checksums of
  * checksums ("PLACEHOLDER REAL" hex lines, may be NULL) and the lines of
- * lines (may be NULL). With earlier (may be NULL), also shrink what the
+ * lines (may be NULL). With earlier (may be NULL), also mark dead (the
+ * tombstone address, its relocation removed) the debug info of the COMDAT copies the
+ * link discards because an earlier object has their group, so that no
+ * subprogram of a dropped copy is left at address 0; and shrink what the
  * earlier objects of the module make redundant: the entries of its DWARF 5
  * string offsets table that only the type units of discarded groups use,
  * and the entries of its GNU name lists for types and namespaces (all

@@ -9,6 +9,8 @@
  *                  walk over every attribute of every DIE
  *   lines.c        the real lines and checksums: the map, the line table
  *                  headers, the line attributes, the line programs
+ *   discarded.c    the sections the merge's link discards (later copies
+ *                  of a COMDAT group), the debug info into them marked dead
  *   str_offsets.c  a DWARF 5 string offsets table without the entries of
  *                  the discarded type units
  *   names.c        the GNU name lists without an earlier object's entries
@@ -245,6 +247,18 @@ void lines_fix_checksums(struct elf *e, const char *checksums);
  * set if a virtual line cannot be put back. */
 int lines_fix(struct elf *e, const struct line_map *map);
 
+/* ---- what the link discards (discarded.c) --------------------------------- */
+
+/* The sections `ld.lld -r` discards from e: the members of each COMDAT
+ * group whose signature an earlier input has (earlier, sorted: the first
+ * group of a signature wins). e's own COMDAT signatures go to *mine.
+ * Returns a flag per section (heap), or NULL if a group cannot be read. */
+unsigned char *discarded_sections(const struct elf *e, const struct strv *earlier, struct strv *mine);
+/* Mark dead every address in e's debug sections that a relocation puts
+ * into a section of gone (against a local symbol, with an absolute type):
+ * the tombstone in place, the relocation removed. Returns how many. */
+int tombstones(struct elf *e, const unsigned char *gone);
+
 /* ---- string offsets (str_offsets.c) --------------------------------------- */
 
 /* The visit that marks (to == NULL) or renumbers (to[old]) the string
@@ -260,10 +274,9 @@ struct str_visit {
 };
 
 int str_visit_attr(struct visit *v, struct cur *c, const uint64_t spec[3]);
-/* Drop from e's string offsets table the entries only units in COMDAT
- * groups an earlier object has (earlier: their sorted signatures, e's are
- * added) use. */
-void str_offsets_trim(struct elf *e, struct strv *earlier);
+/* Drop from e's string offsets table the entries only units in the
+ * discarded sections gone (discarded_sections) use. */
+void str_offsets_trim(struct elf *e, const unsigned char *gone);
 
 /* ---- GNU name lists (names.c) --------------------------------------------- */
 

@@ -5,54 +5,13 @@
  * merge's `ld.lld -r` keeps the first group of each signature, the table of
  * every later partition still lists the strings of the type units it lost
  * (the C++ sample: 31 KB of offsets where 14 KB are used). This file owns
- * finding the discarded groups, the visit that marks and renumbers string
- * indexes (package.c uses it too), and the table's rewrite. */
+ * the visit that marks and renumbers string indexes (package.c uses it
+ * too), and the table's rewrite. */
 #include "debugfix_int.h"
 #include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The sections `ld.lld -r` discards from e: the members of each COMDAT
- * group whose signature an earlier input has (the first group of a
- * signature wins). e's own COMDAT signatures go to *mine. Returns a flag
- * per section (heap), or NULL if a group cannot be read. */
-static unsigned char *discarded_sections(const struct elf *e, const struct strv *earlier, struct strv *mine)
-{
-	unsigned char *gone = xcalloc(e->nsh + 1, 1);
-	for (size_t i = 1; i < e->nsh; i++) {
-		const Elf64_Shdr *g = &e->sh[i];
-		if (g->sh_type != SHT_GROUP)
-			continue;
-		uint32_t w;
-		if (g->sh_size < 4 || g->sh_size % 4 || g->sh_link >= e->nsh || e->sh[g->sh_link].sh_link >= e->nsh)
-			goto bad;
-		memcpy(&w, e->data + g->sh_offset, 4);
-		if (!(w & GRP_COMDAT))
-			continue;
-		const Elf64_Shdr *symtab = &e->sh[g->sh_link];
-		Elf64_Sym sym;
-		if ((uint64_t)g->sh_info >= symtab->sh_size / sizeof sym)
-			goto bad;
-		memcpy(&sym, e->data + symtab->sh_offset + (uint64_t)g->sh_info * sizeof sym, sizeof sym);
-		const char *sig = elf_string(e, symtab->sh_link, sym.st_name);
-		if (!sig)
-			goto bad;
-		strv_add(mine, sig);
-		if (!sorted_has(earlier, sig))
-			continue;
-		for (uint64_t k = 4; k < g->sh_size; k += 4) {
-			memcpy(&w, e->data + g->sh_offset + k, 4);
-			if (w >= e->nsh)
-				goto bad;
-			gone[w] = 1;
-		}
-	}
-	return gone;
-bad:
-	free(gone);
-	return NULL;
-}
 
 int str_visit_attr(struct visit *v, struct cur *c, const uint64_t spec[3])
 {
@@ -134,16 +93,12 @@ static int str_offsets_relocations(const struct elf *e, size_t so, uint64_t base
 }
 
 /* Drop from e's string offsets table (DWARF 5, one table per object) the
- * entries only units in discarded COMDAT groups use, and renumber the
- * string indexes of the kept units. earlier: the COMDAT signatures of the
- * objects before e in the `ld.lld -r` (sorted); e's are added. The file is
- * left as it is when it has no such table or something this code does
- * not expect. */
-void str_offsets_trim(struct elf *e, struct strv *earlier)
+ * entries only units in discarded COMDAT groups use (gone: a flag per
+ * section, discarded_sections), and renumber the string indexes of the
+ * kept units. The file is left as it is when it has no such table or
+ * something this code does not expect. */
+void str_offsets_trim(struct elf *e, const unsigned char *gone)
 {
-	struct strv mine = {0};
-	unsigned char *gone = discarded_sections(e, earlier, &mine);
-	sorted_union(earlier, &mine);
 	size_t so = elf_find_section(e, ".debug_str_offsets"), rela = 0;
 	uint32_t *to = NULL;
 	struct str_visit sv = {{str_visit_attr, NULL, 0, 0, 0}, e, 0, 8, 0, NULL, NULL};
@@ -211,6 +166,4 @@ void str_offsets_trim(struct elf *e, struct strv *earlier)
 done:
 	free(to);
 	free(sv.used);
-	free(gone);
-	strv_free(&mine);
 }

@@ -397,6 +397,85 @@ def test_native_debug_info(tmp_path):
     check_with_gdb(exe, marked_function_per_partition(tmp_path / "lib-g.o"))
 
 
+DROPPED_COPIES = {
+    "c": """#include <stdio.h>
+typedef int (*fn)(int);
+%s
+%s
+int main(int argc, char **argv) {
+  (void)argv;
+  long sum = 0;
+%s
+  printf("%%ld\\n", sum);
+  return 0;
+}
+""",
+    "cpp": """#include <cstdio>
+%s
+%s
+int main(int argc, char **argv) {
+  (void)argv;
+  long sum = 0;
+%s
+  std::printf("%%ld\\n", sum);
+  return 0;
+}
+"""}
+
+
+@pytest.mark.parametrize("lang", ["c", "cpp"])
+def test_native_debug_info_of_dropped_copies(lang, tmp_path):
+    """Copies the merge's ld -r drops leave no DIE at address 0. Several partitions carry
+    one COMDAT copy each of a function (C: a static whose address they take; C++: an
+    inline function), the link keeps the first: the debug info of the others is marked
+    dead (the tombstone, all ones), so llvm-dwarfdump --verify accepts the object and the
+    program (two dropped copies in one unit at address 0 overlap, which it rejects), and
+    gdb stops once in each function, in the kept copy."""
+    if lang == "c":
+        helpers = "".join(f"static int h{j}(int x) {{ return x * {j + 3} + {j}; }}\n" for j in range(4))
+        take = "fn"
+    else:
+        helpers = "".join(f"__attribute__((noinline)) inline int h{j}(int x) {{ return x * {j + 3} + {j}; }}\n"
+                          for j in range(4))
+        take = "int (*)(int)"
+    funcs = "".join(f"__attribute__((noinline)) long use{i}(int x) {{ {take} f[] = {{h0, h1, h2, h3}}; "
+                    f"long s = 0; for (int k = 0; k < x; k++) s += f[(k + {i}) & 3](k) + h{i % 4}(k); "
+                    f"return s; }}\n" for i in range(32))
+    if lang == "cpp":
+        funcs = funcs.replace(f"{take} f[]", "int (*f[])(int)")
+    body = "".join(f"  sum += use{i}(argc + {i});\n" for i in range(32))
+    src = tmp_path / f"copies.{lang}"
+    src.write_text(DROPPED_COPIES[lang] % (helpers, funcs, body))
+    obj, plain = tmp_path / "copies.o", tmp_path / "plain.o"
+    mtpc_compile(tmp_path, compile_cmd(src, obj, "-g"), "--cost-threshold", "0")
+    run(compile_cmd(src, plain, "-g"))
+    assert len(partition_runs(obj)) >= 2
+    parts = sorted(pathlib.Path(f"{obj}.mtpc").glob("mod/*/p*.o"))
+    groups = [set(re.findall(r"\[((?:_Z2)?h\d\S*)\]", run([llvm_tool("llvm-readelf"), "-g", p]).stdout))
+              for p in parts]
+    dropped = [g for i, gs in enumerate(groups) for g in gs if any(g in e for e in groups[:i])]
+    assert len(dropped) >= 2, f"no partition carries a copy the link drops: {groups}"
+    exe = tmp_path / "prog"
+    driver = llvm_tool("clang++" if lang == "cpp" else "clang")
+    run([driver, "-fuse-ld=lld", obj, "-o", exe])
+    for f in (obj, exe):
+        v = run([llvm_tool("llvm-dwarfdump"), "--verify", f], check=False)
+        assert v.returncode == 0 and "No errors" in v.stdout, v.stdout[-2000:]
+    info = run([llvm_tool("llvm-dwarfdump"), "--debug-info", obj]).stdout
+    assert "dead code" in info
+    run([driver, "-fuse-ld=lld", plain, "-o", tmp_path / "plainprog"])
+    assert run([exe]).stdout == run([tmp_path / "plainprog"]).stdout
+    from test_build_debug import GDB
+    if not GDB:
+        pytest.skip("gdb not installed")
+    for j in range(4):
+        name = f"h{j}" if lang == "c" else f"h{j}(int)"
+        g = run(["gdb", "-batch", "-ex", f"break {name}", "-ex", "info breakpoints", exe],
+                check=False).stdout
+        line = j + 3 if lang == "c" else j + 2
+        assert re.search(rf"Breakpoint 1 at 0x[0-9a-f]+: file .*copies\.{lang}, line {line}\.", g), g
+
+
 def test_native_split_dwarf_merged(tmp_path):
     """-g -gsplit-dwarf with --merge-dwo: one skeleton unit per partition in the object, all
     naming the one .dwo the plain compile writes, which holds their split units (one string
