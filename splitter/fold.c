@@ -183,6 +183,8 @@ static int add_attrs_of(struct buf *b, LLVMValueRef v, int call)
 }
 
 struct ctx {
+	mtpc_fold_printer print; /* how IR is printed (fold.h) */
+	void *print_arg;
 	ptrmap index;          /* marked function -> its slot */
 	enum state *state;
 	LLVMValueRef self;     /* the function being hashed */
@@ -208,7 +210,7 @@ static enum verdict visit_ref(struct ctx *c, struct buf *b, LLVMValueRef v)
 			return OK;
 		if (!LLVMIsGlobalConstant(v) || !LLVMGetInitializer(v))
 			return REFUSE;
-		char *t = LLVMPrintValueToString(v);
+		char *t = c->print(v, c->print_arg);
 		add_stripped(b, t, LLVMGetTypeContext(LLVMTypeOf(v)));
 		LLVMDisposeMessage(t);
 		c->depth++;
@@ -257,7 +259,7 @@ static enum verdict body_content(struct ctx *c, struct buf *b, LLVMValueRef f)
 		}
 	if (worst != OK)
 		return worst;
-	char *t = LLVMPrintValueToString(f);
+	char *t = c->print(f, c->print_arg);
 	add_stripped(b, t, LLVMGetTypeContext(LLVMTypeOf(f)));
 	LLVMDisposeMessage(t);
 	return OK;
@@ -277,9 +279,16 @@ static void rename_folded(LLVMModuleRef m, LLVMValueRef f, const struct buf *b)
 	free(nn);
 }
 
-int mtpc_fold_marked(LLVMModuleRef m)
+/* The C API's printer: numbers the whole module's metadata at each call. */
+static char *print_value(LLVMValueRef v, void *arg)
 {
-	struct ctx c = {.depth = 0};
+	(void)arg;
+	return LLVMPrintValueToString(v);
+}
+
+int mtpc_fold_marked(LLVMModuleRef m, mtpc_fold_printer print, void *print_arg)
+{
+	struct ctx c = {.print = print ? print : print_value, .print_arg = print_arg, .depth = 0};
 	ptrmap_init(&c.index);
 	LLVMValueRef *fs = NULL;
 	int n = 0, folded = 0;
@@ -293,12 +302,6 @@ int mtpc_fold_marked(LLVMModuleRef m)
 		ptrmap_put(&c.index, f, n);
 		fs[n++] = f;
 	}
-	/* With debug info, each copy ld -r drops would leave its subprogram
-	 * in its partition's compile unit at address 0, which
-	 * llvm-dwarfdump --verify rejects (overlapping ranges): -g compiles
-	 * keep every copy. */
-	if (LLVMGetNamedMetadataNumOperands(m, "llvm.dbg.cu") > 0)
-		n = 0;
 	c.state = xcalloc((size_t)n + 1, sizeof *c.state);
 	/* Callees first: a caller's content names its folded callees' new
 	 * names. Bodies in a cycle wait for each other and stay internal. */

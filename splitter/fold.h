@@ -16,9 +16,12 @@
  * folded itself first (its callees go first), is left internal: the copies
  * would reach different definitions.
  *
- * A module with debug info keeps every copy: ld -r would leave each dropped
- * copy's subprogram in its partition's compile unit at address 0, which
- * llvm-dwarfdump --verify rejects. */
+ * With debug info, the subprogram of each copy ld -r drops stays in its
+ * partition's compile unit; the merge marks it dead (its address the
+ * tombstone: ninja-gen/debugfix/discarded.c). Printing is what costs: the
+ * C API's printer numbers the whole module's metadata (with -g, every
+ * type and subprogram of the unit) at each call, so the plugin gives
+ * mtpc_fold_marked a printer that numbers it once per module. */
 #ifndef MTPC_FOLD_H
 #define MTPC_FOLD_H
 
@@ -28,9 +31,16 @@
 extern "C" {
 #endif
 
+/* Prints a function or global variable of the module being folded as
+ * LLVMPrintValueToString does (a string LLVMDisposeMessage frees); arg is
+ * the caller's. */
+typedef char *(*mtpc_fold_printer)(LLVMValueRef v, void *arg);
+
 /* Fold the functions of m marked MTPC_FOLD_ATTR and remove the mark from
- * every function. Returns how many were renamed. */
-int mtpc_fold_marked(LLVMModuleRef m);
+ * every function; IR printed by print(v, print_arg), or by
+ * LLVMPrintValueToString when print is NULL. Returns how many were
+ * renamed. */
+int mtpc_fold_marked(LLVMModuleRef m, mtpc_fold_printer print, void *print_arg);
 
 #ifdef __cplusplus
 }

@@ -209,10 +209,13 @@ int compilecmd_parse(struct compilecmd *cc, int argc, char **argv)
 			strcpy(cc->opt, "3");
 		else if (!strncmp(w, "-O", 2) && strlen(w) <= 3)
 			snprintf(cc->opt, sizeof cc->opt, "%s", w[2] ? w + 2 : "1");
-		else if (!strcmp(w, "-gz"))
-			cc->gz = "zlib";
-		else if (!strncmp(w, "-gz=", 4))
-			cc->gz = strcmp(w + 4, "none") ? w + 4 : NULL;
+		else if (!strcmp(w, "-gz") || !strncmp(w, "-gz=", 4)) {
+			cc->gz = !strcmp(w, "-gz") ? "zlib" : strcmp(w + 4, "none") ? w + 4 : NULL;
+			/* A plain compile's partitions write their debug sections
+			 * uncompressed, for the merge's fix-up to read and mark;
+			 * its ld -r compresses them as this flag says. */
+			cc->drop[i] = 1;
+		}
 		else if (!strcmp(w, "-gsplit-dwarf") || !strcmp(w, "-gsplit-dwarf=split"))
 			split_dwarf = 1;
 		else if (!strcmp(w, "-gsplit-dwarf=single"))

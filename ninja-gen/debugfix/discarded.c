@@ -17,10 +17,12 @@
  * such relocation is removed here, the tombstone written in its place:
  * neither `ld.lld -r` nor the final link changes it again (a relocation
  * made R_*_NONE instead would be read as 0 by llvm-dwarfdump). The
- * values are lld's rules with -1: 1 in the pre-DWARF 5 range and location
- * lists (.debug_ranges, .debug_loc: all ones there starts a base address
- * entry, 0 ends the list); .debug_line keeps what `ld.lld -r` gives (0,
- * lld's own choice there). */
+ * values are lld's rules with -1, for the sections DIEs take addresses
+ * from: 1 in the pre-DWARF 5 range and location lists (.debug_ranges,
+ * .debug_loc: all ones there starts a base address entry, 0 ends the list).
+ * The other sections (the line table, .debug_frame, .debug_aranges) keep
+ * what `ld.lld -r` gives them, 0, lld's own choice there, which their
+ * readers skip. */
 #include "debugfix_int.h"
 #include "util.h"
 
@@ -84,16 +86,19 @@ static int absolute_width(unsigned machine, unsigned type)
 	return 0;
 }
 
-/* The tombstone of a field of debug section name: 1 in the lists where all
- * ones means something else, all ones elsewhere; 0 for none (the section
- * is left to the link). */
+/* The tombstone of a field of debug section name: all ones where DIEs take
+ * their addresses and ranges from, 1 in the pre-DWARF 5 lists where all
+ * ones means something else; 0 for any other section (the line table,
+ * .debug_frame, .debug_aranges), which is left to the link. */
 static uint64_t tombstone(const char *name)
 {
+	static const char *const dies[] = {".debug_info", ".debug_addr", ".debug_rnglists", ".debug_loclists"};
 	if (!strcmp(name, ".debug_ranges") || !strcmp(name, ".debug_loc"))
 		return 1;
-	if (!strcmp(name, ".debug_line") || !strcmp(name, ".debug_aranges"))
-		return 0;
-	return ~(uint64_t)0;
+	for (size_t i = 0; i < sizeof dies / sizeof *dies; i++)
+		if (!strcmp(name, dies[i]))
+			return ~(uint64_t)0;
+	return 0;
 }
 
 int tombstones(struct elf *e, const unsigned char *gone)
@@ -109,8 +114,7 @@ int tombstones(struct elf *e, const unsigned char *gone)
 		const Elf64_Shdr *target = &e->sh[rs->sh_info];
 		const char *name = elf_section_name(e, rs->sh_info);
 		uint64_t dead = tombstone(name);
-		if ((target->sh_flags & SHF_ALLOC) || target->sh_type != SHT_PROGBITS || strncmp(name, ".debug_", 7) ||
-		    !dead)
+		if ((target->sh_flags & (SHF_ALLOC | SHF_COMPRESSED)) || target->sh_type != SHT_PROGBITS || !dead)
 			continue;
 		unsigned char *at = e->data + target->sh_offset, *rels = e->data + rs->sh_offset;
 		uint64_t kept = 0;

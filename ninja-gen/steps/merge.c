@@ -181,13 +181,14 @@ int merge_step(const struct step_args *s)
 	char *tmp1 = xasprintf("%s.r.tmp", s->out), *tmp2 = xasprintf("%s.tmp", s->out);
 	char *loc = xasprintf("%s/" MOD_PARTS "/" SPLIT_LOCALIZE, s->dir), *ren = xasprintf("%s/" MOD_PARTS "/" SPLIT_RENAME, s->dir);
 	char *floc = xasprintf("%s/" MOD_FOLD_LOCALIZE, s->dir), *fren = xasprintf("%s/" MOD_FOLD_RENAME, s->dir);
-	/* What the merge must do and no more: ld -r only for several objects,
+	/* What the merge must do and no more: ld -r only for several objects
+	 * (or to compress one: partitions write their debug info plain),
 	 * llvm-objcopy only when the splitter promoted or renamed something,
 	 * or the partitions folded copies of a static (common/fold_names.h). */
-	int rewrite = file_size(loc) > 0 || file_size(ren) > 0, st = 0, folds = 0;
-	char *merged = n == 1 ? xasprintf("%s/p0%s.o", s->dir, fixed[0] ? ".fix" : "") : xstrdup(tmp1);
+	int rewrite = file_size(loc) > 0 || file_size(ren) > 0, st = 0, folds = 0, link = n > 1 || s->gz;
+	char *merged = !link ? xasprintf("%s/p0%s.o", s->dir, fixed[0] ? ".fix" : "") : xstrdup(tmp1);
 	struct strv cmd = {0};
-	if (n > 1) {
+	if (link) {
 		strv_addown(&cmd, xasprintf("%s/ld.lld", bin));
 		strv_add(&cmd, "-r");
 		/* ld -r writes debug sections uncompressed: a -gz compile's
@@ -231,7 +232,7 @@ int merge_step(const struct step_args *s)
 	if (st == 0) {
 		/* The one partition's object is kept: copied, not moved. */
 		const char *result = rewrite ? tmp2 : merged;
-		r = (n == 1 && !rewrite ? mtpc_copy_file(result, s->out, MTPC_WRITE_IF_CHANGED)
+		r = (!link && !rewrite ? mtpc_copy_file(result, s->out, MTPC_WRITE_IF_CHANGED)
 					: move_if_changed(result, s->out)) < 0;
 		if (r)
 			mtpc_error("cannot write %s: %s", s->out, strerror(errno));

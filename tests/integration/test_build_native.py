@@ -190,7 +190,7 @@ def test_native_equal_copies_of_a_static_fold(tmp_path):
     partition carries its own copy and keeps it out of line. The pass plugin (mtpc-fold.so)
     gives equal copies one body, the merge names it as the source does, local, in no COMDAT
     group: the object defines it once, as the plain compile's does, and the program is the
-    same. Without the plugin (a split tool in a directory without it), and with -g, every
+    same, with -g too. Without the plugin (a split tool in a directory without it), every
     copy stays."""
     funcs = "".join(f"long work{i}(int x) {{\n  long v = x;\n"
                     + "".join(f"  v = v * {k + 3} + (v >> {k % 7 + 1}) + x;\n" for k in range(60))
@@ -211,10 +211,11 @@ def test_native_equal_copies_of_a_static_fold(tmp_path):
     assert ".mtpc.f" not in syms, syms
     assert "COMDAT" not in run([llvm_tool("llvm-readelf"), "--section-groups", obj]).stdout
     assert ".mtpc.f" not in run([llvm_tool("llvm-readelf"), "-S", obj]).stdout
-    # with -g every copy stays (each dropped one would leave its subprogram at address 0)
+    # with -g too: the dropped copies' subprograms are marked dead, and the debug info verifies
     mtpc_compile(tmp_path, compile_cmd(src, tmp_path / "g.o", "-g"), "--cost-threshold", "0")
-    assert defined(tmp_path / "g.o", "report") >= 2
+    assert defined(tmp_path / "g.o", "report") == 1
     assert "No errors." in run([llvm_tool("llvm-dwarfdump"), "--verify", tmp_path / "g.o"]).stdout
+    assert "dead code" in run([llvm_tool("llvm-dwarfdump"), "--debug-info", tmp_path / "g.o"]).stdout
     # without the plugin: one body per carrier
     alone = tmp_path / "alone"
     alone.mkdir()
@@ -423,14 +424,15 @@ int main(int argc, char **argv) {
 """}
 
 
-@pytest.mark.parametrize("lang", ["c", "cpp"])
-def test_native_debug_info_of_dropped_copies(lang, tmp_path):
+@pytest.mark.parametrize("lang,gz", [("c", []), ("cpp", []), ("c", ["-gz"]), ("cpp", ["-gz=zstd"])])
+def test_native_debug_info_of_dropped_copies(lang, gz, tmp_path):
     """Copies the merge's ld -r drops leave no DIE at address 0. Several partitions carry
     one COMDAT copy each of a function (C: a static whose address they take; C++: an
     inline function), the link keeps the first: the debug info of the others is marked
     dead (the tombstone, all ones), so llvm-dwarfdump --verify accepts the object and the
     program (two dropped copies in one unit at address 0 overlap, which it rejects), and
-    gdb stops once in each function, in the kept copy."""
+    gdb stops once in each function, in the kept copy. With -gz too: the partitions write
+    their debug sections plain for the merge to mark, and its ld -r compresses them."""
     if lang == "c":
         helpers = "".join(f"static int h{j}(int x) {{ return x * {j + 3} + {j}; }}\n" for j in range(4))
         take = "fn"
@@ -447,8 +449,8 @@ def test_native_debug_info_of_dropped_copies(lang, tmp_path):
     src = tmp_path / f"copies.{lang}"
     src.write_text(DROPPED_COPIES[lang] % (helpers, funcs, body))
     obj, plain = tmp_path / "copies.o", tmp_path / "plain.o"
-    mtpc_compile(tmp_path, compile_cmd(src, obj, "-g"), "--cost-threshold", "0")
-    run(compile_cmd(src, plain, "-g"))
+    mtpc_compile(tmp_path, compile_cmd(src, obj, "-g", *gz), "--cost-threshold", "0")
+    run(compile_cmd(src, plain, "-g", *gz))
     assert len(partition_runs(obj)) >= 2
     parts = sorted(pathlib.Path(f"{obj}.mtpc").glob("mod/*/p*.o"))
     groups = [set(re.findall(r"\[((?:_Z2)?h\d\S*)\]", run([llvm_tool("llvm-readelf"), "-g", p]).stdout))
@@ -463,6 +465,9 @@ def test_native_debug_info_of_dropped_copies(lang, tmp_path):
         assert v.returncode == 0 and "No errors" in v.stdout, v.stdout[-2000:]
     info = run([llvm_tool("llvm-dwarfdump"), "--debug-info", obj]).stdout
     assert "dead code" in info
+    sections = run([llvm_tool("llvm-readelf"), "-SW", obj]).stdout
+    debug_info = [ln for ln in sections.splitlines() if " .debug_info " in ln]
+    assert debug_info and ("C" in debug_info[0].split()[-4]) == bool(gz), sections
     run([driver, "-fuse-ld=lld", plain, "-o", tmp_path / "plainprog"])
     assert run([exe]).stdout == run([tmp_path / "plainprog"]).stdout
     from test_build_debug import GDB
