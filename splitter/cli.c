@@ -102,7 +102,11 @@ static void usage(FILE *f)
 	      "                            local functions under edit-stable names that\n"
 	      "                            rename.txt gives back, every alwaysinline callee\n"
 	      "                            copied (no inliner runs after the partitions'),\n"
-	      "                            and a copy may promote a noinline static it calls\n"
+	      "                            and a copy may promote a noinline static it calls;\n"
+	      "                            a module constructor that only calls its static\n"
+	      "                            initializers is cut into chunks a partition each\n"
+	      "                            owns (ctor_chunks.h)\n"
+	      "      --no-ctor-chunks      with --native, leave the module constructor whole\n"
 	      "      --weights W,W,...     relative target sizes of the partitions, the first the\n"
 	      "                            largest (e.g. 57,43: mtpc-link gives a partition\n"
 	      "                            that will start behind another module's backend\n"
@@ -312,6 +316,7 @@ static struct options default_options(void)
 		.verify = 1,
 		.use_seed = 1,
 		.ipo = 1,
+		.ctor_chunks = 1,
 		.copy_limit = -1,        /* COPY_LIMIT, or PRE_LINK_COPY_LIMIT with --pre-link */
 		.copy_budget = -1,       /* the same for the budgets */
 		.crit_copy_budget = -1,
@@ -364,7 +369,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		O_CRIT_COPY_BUDGET, O_DUP_LIMIT, O_SLACK, O_JOIN_LIMIT, O_JOIN_GROWTH, O_SCC_CUT,
 		O_LOCAL_DUP_LIMIT, O_LOCAL_DUP_BUDGET, O_CONST_DUP_LIMIT, O_WEIGHTS, O_SEED_PLAN, O_NO_SEED,
 		O_VERIFY, O_NO_VERIFY, O_STATS, O_CACHE, O_NO_CACHE, O_MODULE_PATH, O_VERSION, O_PRINT_COST,
-		O_PRINT_VISIBILITY, O_JOIN, O_JOIN_PLAN, O_NO_JOIN_INLINE, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_PRE_LINK, O_NATIVE, O_EMIT_WITH,
+		O_PRINT_VISIBILITY, O_JOIN, O_JOIN_PLAN, O_NO_JOIN_INLINE, O_PLACEHOLDERS, O_VIRTUAL_LINES, O_NO_IPO, O_NO_CTOR_CHUNKS, O_PRE_LINK, O_NATIVE, O_EMIT_WITH,
 		O_CORES,
 	};
 	static const struct option longopts[] = {
@@ -406,6 +411,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		{"placeholder-checksums", no_argument, 0, O_PLACEHOLDERS},
 		{"virtual-lines", no_argument, 0, O_VIRTUAL_LINES},
 		{"no-ipo", no_argument, 0, O_NO_IPO},
+		{"no-ctor-chunks", no_argument, 0, O_NO_CTOR_CHUNKS},
 		{"pre-link", no_argument, 0, O_PRE_LINK},
 		{"native", no_argument, 0, O_NATIVE},
 		{"emit-with", required_argument, 0, O_EMIT_WITH},
@@ -465,6 +471,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		case O_PLACEHOLDERS: o->debug |= EMIT_PLACEHOLDER_CHECKSUMS; break;
 		case O_VIRTUAL_LINES: o->debug |= EMIT_VIRTUAL_LINES; break;
 		case O_NO_IPO: o->ipo = 0; break;
+		case O_NO_CTOR_CHUNKS: o->ctor_chunks = 0; break;
 		case O_PRE_LINK: o->pre_link = 1; break;
 		case O_NATIVE: o->native = 1; break;
 		case O_EMIT_WITH:

@@ -57,6 +57,9 @@ struct options {
 	int pre_link;            /* --pre-link: the input is a compile's module,
 	                            to be joined again before the thin link:
 	                            refuse what that thin link cannot take split */
+	int ctor_chunks;         /* with --native, cut the module constructor into
+	                            chunks (ctor_chunks.h); --no-ctor-chunks
+	                            clears it */
 	int native;              /* --native: the input is a plain (not LTO)
 	                            compile's frontend module, whose partitions
 	                            are compiled to native objects and merged

@@ -16,6 +16,7 @@
 #include "bitcode.h"
 #include "cli.h"
 #include "count.h"
+#include "ctor_chunks.h"
 #include "emit.h"
 #include "emit_processes.h"
 #include "emit_threads.h"
@@ -46,8 +47,9 @@
  * of several names of one object live with them, units.c; 23: data units
  * follow code until none moves, the same in a seeded plan, assign.c; 24: a
  * link's partitions get a copy of every alwaysinline function they call,
- * partition.c). */
-#define ALGORITHM 25
+ * partition.c; 26: a plain compile's module constructor in chunks,
+ * ctor_chunks.h). */
+#define ALGORITHM 26
 
 /* Key. */
 
@@ -121,7 +123,7 @@ static char *options_key(const struct options *o, char hash[MTPC_HASH_HEX_LEN + 
 			       o->crit_copy_budget, o->dup_limit, o->slack, o->join_limit, o->join_growth,
 			       o->local_dup_limit, o->local_dup_budget, o->const_dup_limit, o->scc_cut, o->ipo);
 	if (o->native) { /* its own key (alwaysinline copies); the others' keys stay */
-		char *t = xasprintf("%s native=1", text);
+		char *t = xasprintf("%s native=1%s", text, o->ctor_chunks ? "" : " ctor-chunks=0");
 		free(text);
 		text = t;
 	}
@@ -238,6 +240,9 @@ static void load_input(const struct options *o, LLVMContextRef ctx, char **diag,
 		mb->valid = 0;
 		*ipo_secs = mtpc_now() - t0;
 	}
+	/* A plain compile's module constructor, in chunks (ctor_chunks.h). */
+	if (o->native && o->ctor_chunks && ctor_chunks(mb->m) > 0)
+		mb->valid = 0;
 }
 
 /* Seed and plan. */

@@ -398,6 +398,83 @@ def test_native_debug_info(tmp_path):
     check_with_gdb(exe, marked_function_per_partition(tmp_path / "lib-g.o"))
 
 
+CTORS = """#include <cstdio>
+#include <string>
+#include <vector>
+static std::vector<std::string> &order() { static std::vector<std::string> v; return v; }
+struct Reg {
+  std::string name;
+  explicit Reg(const char *n) : name(n) { order().push_back(name + "/" + std::to_string(order().size())); }
+};
+%s
+int main() {
+  for (const auto &n : order()) std::printf("%%s\\n", n.c_str());
+  return 0;
+}
+"""
+
+
+def ctor_source(path, names):
+    path.write_text(CTORS % "".join(f'static Reg r_{n}("{n}");\n' for n in names))
+
+
+def chunks_of(obj):
+    syms = run([llvm_tool("llvm-nm"), obj]).stdout
+    return set(re.findall(r"_GLOBAL__sub_I_\S+?\.c[0-9a-f]{8}\S*", syms))
+
+
+def startup_bytes(obj):
+    sections = run([llvm_tool("llvm-readelf"), "-SW", obj]).stdout
+    return sum(int(ln.split()[-6], 16) for ln in sections.splitlines() if " .text.startup " in ln)
+
+
+def test_native_module_constructor_in_chunks(tmp_path):
+    """A C++ source with many namespace-scope objects: its one constructor calls an
+    initializer per object, which the plain compile inlines into it. Split, the
+    constructor's calls go in order into chunks (ctor_chunks.h), each owned whole by one
+    partition: the objects are built in the plain order, .text.startup is smaller than with
+    the constructor whole (--no-ctor-chunks) and near the plain compile's, and adding one
+    object renames at most the chunks around it; with -g (no chunks) the order is the same
+    too."""
+    names = [f"o{i}" for i in range(600)]
+    src = tmp_path / "ctors.cpp"
+    ctor_source(src, names)
+    obj, plain = tmp_path / "ctors.o", tmp_path / "plain.o"
+    mtpc_compile(tmp_path, compile_cmd(src, obj), "--cost-threshold", "0")
+    run(compile_cmd(src, plain))
+    assert len(partition_runs(obj)) >= 2
+    first = chunks_of(obj)
+    assert len(first) >= 4, first
+    whole = tmp_path / "whole.o"
+    mtpc_compile(tmp_path, compile_cmd(src, whole), "--cost-threshold", "0", "--split-arg", "--no-ctor-chunks")
+    assert not chunks_of(whole)
+    # each chunk sets up what the plain constructor set up once (600 objects in 32 chunks:
+    # +5%); the initializers apart cost more
+    assert startup_bytes(obj) <= startup_bytes(plain) * 1.10, (startup_bytes(obj), startup_bytes(plain))
+    assert startup_bytes(obj) < startup_bytes(whole), (startup_bytes(obj), startup_bytes(whole))
+    outs = {}
+    for o in (obj, plain, whole):
+        exe = tmp_path / f"{o.stem}.exe"
+        run([llvm_tool("clang++"), "-fuse-ld=lld", o, "-o", exe])
+        outs[o.stem] = run([exe]).stdout
+    assert outs["ctors"] == outs["plain"] == outs["whole"] and outs["ctors"].count("\n") == 600
+    # one object more, in the middle: the other chunks keep their names
+    ctor_source(src, names[:300] + ["added"] + names[300:])
+    mtpc_compile(tmp_path, compile_cmd(src, obj), "--cost-threshold", "0")
+    second = chunks_of(obj)
+    assert len(first - second) <= 2 and len(second - first) <= 2, (first ^ second)
+    exe = tmp_path / "edited.exe"
+    run([llvm_tool("clang++"), "-fuse-ld=lld", obj, "-o", exe])
+    assert "added/300" in run([exe]).stdout
+    # with debug info the constructor stays whole, and the program is the same
+    gobj = tmp_path / "g.o"
+    ctor_source(src, names)
+    mtpc_compile(tmp_path, compile_cmd(src, gobj, "-g"), "--cost-threshold", "0")
+    assert not chunks_of(gobj)
+    run([llvm_tool("clang++"), "-fuse-ld=lld", gobj, "-o", tmp_path / "g.exe"])
+    assert run([tmp_path / "g.exe"]).stdout == outs["plain"]
+
+
 DROPPED_COPIES = {
     "c": """#include <stdio.h>
 typedef int (*fn)(int);
