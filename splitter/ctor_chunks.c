@@ -1,10 +1,15 @@
 /* ctor_chunks.c: a module constructor cut into chunks (ctor_chunks.h says
- * why and when). LLVM-C only: the calls are moved, not copied, so nothing
- * about them (attributes, calling convention) can change. */
+ * why and when). LLVM-C, but for a chunk's subprogram (llvm_shim.h): the
+ * calls are moved, not copied, so nothing about them (attributes, calling
+ * convention) can change; with debug info, each keeps its line and column
+ * in its chunk's subprogram. */
 #include "ctor_chunks.h"
 #include "buf.h"
 #include "hash.h"
+#include "llvm_shim.h"
 #include "util.h"
+
+#include <llvm-c/DebugInfo.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -93,13 +98,15 @@ static char *chunk_name(LLVMModuleRef m, LLVMValueRef ctor, const char *hex)
 	return name;
 }
 
-/* A new internal function like ctor (type, attributes, section), whose body
- * is calls[0..n) moved there in order, then ret. */
+/* A new internal function like ctor (type, attributes, section, a copy of
+ * its subprogram), whose body is calls[0..n) moved there in order, then
+ * ret. */
 static LLVMValueRef make_chunk(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef ctor, LLVMValueRef *calls, int n,
 			       const char *hex)
 {
 	char *name = chunk_name(m, ctor, hex);
 	LLVMValueRef g = LLVMAddFunction(m, name, LLVMGlobalGetValueType(ctor));
+	LLVMMetadataRef sp = mtpc_copy_subprogram(ctor, g, name);
 	free(name);
 	LLVMSetLinkage(g, LLVMInternalLinkage);
 	LLVMSetUnnamedAddress(g, LLVMGetUnnamedAddress(ctor));
@@ -112,17 +119,32 @@ static LLVMValueRef make_chunk(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef c
 	for (unsigned k = 0; k < na; k++)
 		LLVMAddAttributeAtIndex(g, LLVMAttributeFunctionIndex, attrs[k]);
 	free(attrs);
-	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(LLVMGetModuleContext(m), g, ""));
+	LLVMContextRef ctx = LLVMGetModuleContext(m);
+	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, g, ""));
 	for (int k = 0; k < n; k++) {
+		LLVMMetadataRef loc = sp ? LLVMInstructionGetDebugLoc(calls[k]) : NULL;
 		LLVMInstructionRemoveFromParent(calls[k]);
 		LLVMInsertIntoBuilder(b, calls[k]);
+		if (loc)
+			LLVMInstructionSetDebugLoc(calls[k], LLVMDIBuilderCreateDebugLocation(
+				ctx, LLVMDILocationGetLine(loc), LLVMDILocationGetColumn(loc), sp, NULL));
 	}
 	LLVMBuildRetVoid(b);
 	return g;
 }
 
+/* Whether call i's location (if any) may move to a chunk: with debug info
+ * (sp, the constructor's subprogram), a location in sp itself. */
+static int movable_location(LLVMValueRef i, LLVMMetadataRef sp)
+{
+	LLVMMetadataRef loc = LLVMInstructionGetDebugLoc(i);
+	if (!sp)
+		return !loc;
+	return loc && LLVMDILocationGetScope(loc) == sp && !LLVMDILocationGetInlinedAt(loc);
+}
+
 /* Cut ctor if it is such a constructor; the chunks made. */
-static int cut(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef ctor, long target)
+static int cut(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef ctor, long target, int debug)
 {
 	if (!LLVMIsAFunction(ctor) || LLVMIsDeclaration(ctor) || !is_local(ctor) || use_count(ctor) != 1 ||
 	    LLVMCountBasicBlocks(ctor) != 1)
@@ -132,10 +154,13 @@ static int cut(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef ctor, long target
 		return 0;
 	int n = 0;
 	long total = 0;
+	LLVMMetadataRef sp = LLVMGetSubprogram(ctor);
+	if (!sp && debug)
+		return 0;
 	for (LLVMValueRef i = LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(ctor)); i != ret;
 	     i = LLVMGetNextInstruction(i)) {
 		LLVMValueRef f = movable_call(i, ctor);
-		if (!f)
+		if (!f || !movable_location(i, sp))
 			return 0;
 		total += cost_of(f);
 		n++;
@@ -168,14 +193,21 @@ static int cut(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef ctor, long target
 	starts[nchunks] = n;
 	int made = 0;
 	if (nchunks >= 2) {
-		for (int c = 0; c < nchunks; c++)
+		/* each chunk's call where its first call was, at its location */
+		LLVMMetadataRef *locs = xmalloc((size_t)nchunks * sizeof *locs);
+		for (int c = 0; c < nchunks; c++) {
+			locs[c] = LLVMInstructionGetDebugLoc(calls[starts[c]]);
 			chunks[c] = make_chunk(m, b, ctor, calls + starts[c], starts[c + 1] - starts[c], hex[starts[c]]);
+		}
 		LLVMTypeRef t = LLVMGlobalGetValueType(ctor);
 		LLVMPositionBuilderBefore(b, ret);
 		for (int c = 0; c < nchunks; c++) {
 			LLVMValueRef call = LLVMBuildCall2(b, t, chunks[c], NULL, 0, "");
 			LLVMSetInstructionCallConv(call, LLVMGetFunctionCallConv(chunks[c]));
+			if (locs[c])
+				LLVMInstructionSetDebugLoc(call, locs[c]);
 		}
+		free(locs);
 		made = nchunks;
 	}
 	free(starts);
@@ -187,8 +219,7 @@ static int cut(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef ctor, long target
 
 int ctor_chunks(LLVMModuleRef m)
 {
-	if (LLVMGetNamedMetadataNumOperands(m, "llvm.dbg.cu") > 0)
-		return 0;
+	int debug = LLVMGetNamedMetadataNumOperands(m, "llvm.dbg.cu") > 0;
 	LLVMValueRef ctors = LLVMGetNamedGlobal(m, "llvm.global_ctors");
 	LLVMValueRef init = ctors ? LLVMGetInitializer(ctors) : NULL;
 	if (!init || !LLVMIsAConstantArray(init))
@@ -205,7 +236,7 @@ int ctor_chunks(LLVMModuleRef m)
 	for (int k = 0; k < n; k++) {
 		LLVMValueRef entry = LLVMGetOperand(init, (unsigned)k);
 		if (entry && LLVMIsAConstantStruct(entry) && LLVMGetNumOperands(entry) >= 2)
-			made += cut(m, b, LLVMGetOperand(entry, 1), target);
+			made += cut(m, b, LLVMGetOperand(entry, 1), target, debug);
 	}
 	LLVMDisposeBuilder(b);
 	return made;

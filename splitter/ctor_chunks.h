@@ -27,10 +27,15 @@
  * first initializer's shape, so the others keep their names and bodies
  * (and their partitions their bitcode).
  *
+ * With debug info, each chunk gets a copy of the constructor's subprogram
+ * under its own name, each moved call keeps its line and column there, and
+ * the constructor's call of a chunk has the location of the chunk's first
+ * call.
+ *
  * A constructor is left alone unless it is internal, named only by
  * llvm.global_ctors, one block of direct calls without arguments to
- * internal functions called nowhere else, then `ret void`; and when its
- * module has debug info (a chunk would need a subprogram of its own). */
+ * internal functions called nowhere else, then `ret void`; with debug info,
+ * each call located in the constructor itself. */
 #ifndef MTPC_CTOR_CHUNKS_H
 #define MTPC_CTOR_CHUNKS_H
 

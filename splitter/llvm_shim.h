@@ -187,6 +187,16 @@ void mtpc_restrict_cu_lists(LLVMModuleRef module, LLVMValueRef *defined, unsigne
  * mtpc_placeholder_checksums. */
 char *mtpc_virtual_lines(LLVMModuleRef module, char **error);
 
+/* Give function to, made by the splitter, a subprogram of its own: a copy
+ * of from's (the same file, line, type, flags and compile unit), named
+ * name, without a linkage name or retained nodes. The C API can create a
+ * subprogram only through a DIBuilder, whose new subprograms name no
+ * compile unit unless that builder made the unit too, and the verifier
+ * requires one on a definition. Returns the new subprogram, or NULL (to
+ * unchanged) when from has none. Why: a chunk of a module constructor
+ * (ctor_chunks.h) holds calls that must keep their locations. */
+LLVMMetadataRef mtpc_copy_subprogram(LLVMValueRef from, LLVMValueRef to, const char *name);
+
 /* ---- the join's inliner (shim_inline.cpp) ------------------------------- */
 
 /* The join's inliner (join.c) on m: LLVM's inliner bottom-up over the call

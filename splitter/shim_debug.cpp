@@ -1,6 +1,6 @@
 // shim_debug.cpp: the debug-info edits of llvm_shim.h that the LLVM-C API
 // lacks: placeholder checksums, the compile units' lists restricted to a
-// partition, and virtual lines. llvm_shim.h says which gap each fills and
+// partition, virtual lines, and a subprogram copied for a new function. llvm_shim.h says which gap each fills and
 // why a partition's debug info is edited at all.
 #include "llvm_shim.h"
 #include "shim_int.h"
@@ -534,4 +534,20 @@ extern "C" char *mtpc_virtual_lines(LLVMModuleRef module, char **error)
 					n->replaceOperandWith(i, r);
 	redirect_uses(M, sub);
 	return dup_message(text);
+}
+
+extern "C" LLVMMetadataRef mtpc_copy_subprogram(LLVMValueRef from, LLVMValueRef to, const char *name)
+{
+	DISubprogram *sp = unwrap<Function>(from)->getSubprogram();
+	if (!sp)
+		return nullptr;
+	LLVMContext &ctx = sp->getContext();
+	TempDISubprogram tmp = sp->clone();
+	// DISubprogram's operands: 2 name, 3 linkage name, 7 retained nodes.
+	tmp->replaceOperandWith(2, MDString::get(ctx, name));
+	tmp->replaceOperandWith(3, nullptr);
+	tmp->replaceOperandWith(7, nullptr);
+	DISubprogram *copy = MDNode::replaceWithDistinct(std::move(tmp));
+	unwrap<Function>(to)->setSubprogram(copy);
+	return wrap(copy);
 }

@@ -434,8 +434,8 @@ def test_native_module_constructor_in_chunks(tmp_path):
     constructor's calls go in order into chunks (ctor_chunks.h), each owned whole by one
     partition: the objects are built in the plain order, .text.startup is smaller than with
     the constructor whole (--no-ctor-chunks) and near the plain compile's, and adding one
-    object renames at most the chunks around it; with -g (no chunks) the order is the same
-    too."""
+    object renames at most the chunks around it; with -g too, each chunk with a subprogram
+    of its own that llvm-dwarfdump --verify accepts."""
     names = [f"o{i}" for i in range(600)]
     src = tmp_path / "ctors.cpp"
     ctor_source(src, names)
@@ -466,13 +466,18 @@ def test_native_module_constructor_in_chunks(tmp_path):
     exe = tmp_path / "edited.exe"
     run([llvm_tool("clang++"), "-fuse-ld=lld", obj, "-o", exe])
     assert "added/300" in run([exe]).stdout
-    # with debug info the constructor stays whole, and the program is the same
+    # with debug info too: each chunk its own subprogram, the calls their lines
     gobj = tmp_path / "g.o"
     ctor_source(src, names)
     mtpc_compile(tmp_path, compile_cmd(src, gobj, "-g"), "--cost-threshold", "0")
-    assert not chunks_of(gobj)
+    assert len(chunks_of(gobj)) >= 4
     run([llvm_tool("clang++"), "-fuse-ld=lld", gobj, "-o", tmp_path / "g.exe"])
     assert run([tmp_path / "g.exe"]).stdout == outs["plain"]
+    for f in (gobj, tmp_path / "g.exe"):
+        v = run([llvm_tool("llvm-dwarfdump"), "--verify", f], check=False)
+        assert v.returncode == 0 and "No errors" in v.stdout, v.stdout[-2000:]
+    info = run([llvm_tool("llvm-dwarfdump"), "--debug-info", gobj]).stdout
+    assert re.search(r'DW_AT_name\s.*"_GLOBAL__sub_I_ctors\.cpp\.c[0-9a-f]{8}"', info)
 
 
 DROPPED_COPIES = {
