@@ -34,7 +34,16 @@ fetch_source() {
   if ! tree_has "$_fs_tree" "$@"; then
     echo "$_fs_name: apt-get source $_fs_pkg (into $_fs_dir)" >&2
     # as root apt-get prints a harmless warning about the _apt user's sandbox
-    (cd "$_fs_dir" && apt-get source -qq "$_fs_pkg" >&2)
+    if ! (cd "$_fs_dir" && apt-get source -qq "$_fs_pkg" >&2); then
+      # The newest version's files can be missing from the mirror (a security
+      # update's tarballs answered 404 here): the other versions it lists, newest first.
+      for _fs_v in $(apt-cache showsrc "$_fs_pkg" | sed -n 's/^Version: //p' | sort -ruV); do
+        echo "$_fs_name: apt-get source $_fs_pkg=$_fs_v" >&2
+        if (cd "$_fs_dir" && apt-get source -qq --only-source "$_fs_pkg=$_fs_v" >&2); then
+          break
+        fi
+      done
+    fi
     _fs_tree=$(find "$_fs_dir" -maxdepth 1 -type d -name "$_fs_pkg-[0-9]*" | sort | tail -n 1)
   fi
   if ! tree_has "$_fs_tree" "$@"; then
