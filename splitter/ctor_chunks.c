@@ -7,22 +7,13 @@
 #include "buf.h"
 #include "hash.h"
 #include "llvm_shim.h"
+#include "stable_names.h"
 #include "util.h"
 
 #include <llvm-c/DebugInfo.h>
 
 #include <stdlib.h>
 #include <string.h>
-
-/* name ends in `.<digits>` after something: clang numbers such names in
- * emission order, so an edit elsewhere renumbers them. */
-static int renumbered(const char *name, size_t len)
-{
-	size_t d = len;
-	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
-		d--;
-	return d < len && d >= 2 && name[d - 1] == '.';
-}
 
 static int is_local(LLVMValueRef g)
 {
@@ -61,7 +52,7 @@ static void shape_hash(LLVMValueRef f, char hex[MTPC_HASH_HEX_LEN + 1])
 				LLVMValueRef op = LLVMGetOperand(i, (unsigned)k);
 				size_t len;
 				const char *name = op && LLVMIsAGlobalValue(op) ? LLVMGetValueName2(op, &len) : NULL;
-				if (name && !renumbered(name, len))
+				if (name && !numbered_name(name))
 					buf_printf(&b, " @%.*s", (int)len, name);
 			}
 		}

@@ -383,8 +383,7 @@ static char *body_shape(LLVMValueRef f, const struct renamed *table, int ntable,
 	return b.s ? b.s : xstrdup("");
 }
 
-/* name ends in `.<digits>` after something. */
-static int numbered(const char *name)
+int numbered_name(const char *name)
 {
 	size_t len = strlen(name), d = len;
 	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
@@ -399,7 +398,7 @@ void stabilize_local_names(struct module_info *mi, LLVMModuleRef m)
 	for (int i = 0; i < mi->nsyms; i++) {
 		struct sym *s = &mi->syms[i];
 		if (s->kind == SYM_FUNC && s->linkage == LLVMInternalLinkage && !s->orig_name &&
-		    !(s->flags & SF_ASM_NAME) && !LLVMIsDeclaration(s->v) && numbered(s->name))
+		    !(s->flags & SF_ASM_NAME) && !LLVMIsDeclaration(s->v) && numbered_name(s->name))
 			ptrmap_put(&pending, s->v, i + 1);
 	}
 	name_in_rounds(mi, m, &pending, body_shape, SF_STABLE_LOCAL);

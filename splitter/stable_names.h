@@ -53,6 +53,10 @@ void stabilize_private_names(struct module_info *mi, LLVMModuleRef m);
  * "renamed", join.c). Call after stabilize_private_names. */
 void stabilize_local_names(struct module_info *mi, LLVMModuleRef m);
 
+/* Whether name ends in `.<digits>` after something: clang numbers such
+ * local names in emission order, so an edit elsewhere renumbers them. */
+int numbered_name(const char *name);
+
 /* The digits of a ThinLTO promotion suffix `name.llvm.<digits>` (the last
  * `.llvm.` of name), or NULL. */
 const char *llvm_suffix(const char *name);
