@@ -207,8 +207,13 @@ static void place_seeded(struct ctx *c, const long *ucost, const long *cap)
 			split += votes[p] > 0;
 		if (!any || split > 1) {
 			P->nunseeded++;
-			if (!any)
+			if (!any) {
+				int named = 0;
+				for (int k = 0; k < U->nsyms && !named; k++)
+					named = mi->syms[U->syms[k]].name[0] != 0;
+				P->nunnamed += !named;
 				continue;
+			}
 		}
 		/* Stability beats a few percent of balance: measured times
 		 * rescale costs a little on every build, and a unit refused by

@@ -352,8 +352,11 @@ static int make_plan(const struct options *o, LLVMModuleRef m, struct plan_seed 
 	}
 	partition_module(mi, &popt, plan);
 	if (exact && plan->nunseeded) {
-		mtpc_warn("%s: cached plan for %s does not match the module; splitting afresh", cache_path,
-			  o->module_path ? o->module_path : o->input);
+		/* Units of unnamed symbols only (hand-written IR's @0) are in no
+		 * plan: such a hit is never exact, and says nothing wrong. */
+		if (plan->nunseeded > plan->nunnamed)
+			mtpc_warn("%s: cached plan for %s does not match the module; splitting afresh",
+				  cache_path, o->module_path ? o->module_path : o->input);
 		split_plan_free(plan);
 		popt.seed = NULL;
 		popt.seed_copy = NULL;

@@ -95,6 +95,7 @@ struct split_plan {
 	int npromoted, ncopies, nseeded;
 	int nshared_dups;         /* static functions duplicated into several partitions */
 	int nunseeded;            /* units the seed had no (single) answer for */
+	int nunnamed;             /* of those, units of unnamed symbols only, which no plan names */
 	long largest_unit;
 };
 
