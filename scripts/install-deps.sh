@@ -10,7 +10,7 @@ PACKAGES="
   clang-14
   cmake ninja-build pkg-config
   libsqlite3-dev libjansson-dev zlib1g-dev libzstd-dev
-  python3 python3-pytest
+  python3 python3-pytest python3-pytest-xdist
   csmith libcsmith-dev
   gdb valgrind binutils g++ make ccache
   gnuplot-nox graphviz

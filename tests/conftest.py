@@ -22,8 +22,15 @@ if "MTPC_CACHE" not in os.environ:
 # The job pool and its work board (common/jobs.h, common/workboard.h) are the machine's: the
 # suite keeps its own, so that what else runs on the machine (another build, another run of the
 # suite) neither takes its tokens nor holds its splits whole.
-if "MTPC_JOBS_DIR" not in os.environ:
+# Under pytest-xdist (scripts/test.sh runs the suite in two workers) each worker keeps a pool of
+# its own too: a worker's tests are a build of their own, and a notice the other worker's split
+# posted would hold this worker's splits whole (--busy auto) and change what its tests see. A
+# pool the user gave (MTPC_JOBS_DIR set before pytest started) is kept.
+_POOL_OWNER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+if "MTPC_JOBS_DIR" not in os.environ or \
+        os.environ.get("MTPC_TEST_POOL_OWNER", _POOL_OWNER) != _POOL_OWNER:
     os.environ["MTPC_JOBS_DIR"] = tempfile.mkdtemp(prefix="mtpc-test-jobs-")
+    os.environ["MTPC_TEST_POOL_OWNER"] = _POOL_OWNER
     atexit.register(shutil.rmtree, os.environ["MTPC_JOBS_DIR"], ignore_errors=True)
 BUILD = pathlib.Path(os.environ.get("MTPC_BUILD_DIR", ROOT / "build"))
 ASAN_BUILD = pathlib.Path(os.environ.get("MTPC_ASAN_BUILD_DIR", ROOT / "build-asan"))
@@ -42,6 +49,33 @@ for _d in [TESTS, *sorted(p for p in TESTS.iterdir() if p.is_dir() and any(p.glo
 from lib import LLVM_BIN, LLVM_VERSION, versioned_driver  # noqa: E402,F401
 os.environ["MTPC_LLVM_VERSION"] = LLVM_VERSION
 os.environ["MTPC_LLVM_BIN"] = str(LLVM_BIN)
+
+
+# The big matrices (hazard fixture x flag set x link mode, fixture x partition count, csmith
+# seeds) run whole by default. MTPC_TEST_THIN=K:R runs one case in K of each, those on the
+# diagonal residue R (0 <= R < K; K alone means K:0): case j of row i is kept when
+# (i + j) mod K = R, so every row (a fixture, a seed) with K or more cases still runs, each under
+# a different 1/K of the columns (flag sets, partition counts), and the K residues together are
+# the whole matrix. scripts/test.sh runs 2:0 against LLVM 19 and 2:1 against LLVM 22: every
+# case once, every fixture on both.
+def _thin():
+    k, _, r = os.environ.get("MTPC_TEST_THIN", "1").partition(":")
+    k, r = max(1, int(k or 1)), int(r or 0)
+    if not 0 <= r < k:
+        raise ValueError(f"MTPC_TEST_THIN={k}:{r}: the residue must be below {k}")
+    return k, r
+
+
+THIN = _thin()
+
+
+def thinned(cases, row=None):
+    """The cases of a matrix listed row by row (row: the length of a row, the innermost
+    dimension; None for a plain list) that this run keeps under MTPC_TEST_THIN."""
+    cases = list(cases)
+    row = row or max(1, len(cases))
+    k, r = THIN
+    return [c for j, c in enumerate(cases) if (j // row + j % row) % k == r]
 
 
 def llvm_tool(name):
@@ -84,6 +118,19 @@ def asan_build_dir():
     if not (ASAN_BUILD / "build.ninja").exists():
         pytest.skip("no sanitizer build (scripts/test.sh makes one)")
     return ASAN_BUILD
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist's --dist loadgroup (scripts/test.sh): the tests of a module that has a
+    module-scoped fixture (a project or workload built once, a Slurm cluster) run on one worker,
+    so that the fixture is made once; the other tests are spread one by one. First, so that
+    xdist's own hook (which turns the mark into the group) sees the mark."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is not None and any(defs and defs[-1].scope == "module"
+                                    for defs in info.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 def pytest_configure(config):

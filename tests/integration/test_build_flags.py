@@ -9,11 +9,12 @@ import pytest
 
 import progdiff as pd
 import splitlib as sl
-from conftest import LLVM_VERSION
+from conftest import LLVM_VERSION, thinned
 
 FIXTURES = [fx for fx in sl.all_fixtures() if fx.path.suffix != ".ll"]
 MODES = ["link"] + (["distribute"] if int(LLVM_VERSION) >= 21 else [])
-CASES = [(fs, fx, mode) for mode in MODES for fs in pd.FLAG_SETS for fx in FIXTURES]
+CASES = thinned([(fs, fx, mode) for mode in MODES for fs in pd.FLAG_SETS for fx in FIXTURES],
+                 len(FIXTURES))
 
 
 def program_of(fx):

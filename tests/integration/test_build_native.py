@@ -29,7 +29,7 @@ import pytest
 
 import progdiff as pd
 import splitlib as sl
-from conftest import llvm_tool, run, tool
+from conftest import llvm_tool, run, thinned, tool
 from test_build_compile import big_source, compile_cmd, failing_split_tool, mtpc_compile, \
     partition_runs
 
@@ -37,9 +37,9 @@ FIXTURES = [fx for fx in sl.all_fixtures() if fx.path.suffix != ".ll"]
 FLAGGED = [fx for fx in FIXTURES if fx.name in
            ("cxx_eh_rtti", "comdats", "linkonce_odr", "tls", "alias_identity", "aliases_ifuncs",
             "debuginfo", "promoted_internals", "ctors_sections", "used_retain")]
-CASES = ([("none", fx) for fx in FIXTURES] +
-         [(fs, fx) for fs in ("hidden", "gz", "pic-shared", "gc-sections", "common", "pie",
-                              "no-pic") for fx in FLAGGED])
+CASES = (thinned([("none", fx) for fx in FIXTURES]) +
+         thinned([(fs, fx) for fs in ("hidden", "gz", "pic-shared", "gc-sections", "common",
+                                      "pie", "no-pic") for fx in FLAGGED], len(FLAGGED)))
 
 
 def program_of(fx):

@@ -10,10 +10,10 @@ import subprocess
 import pytest
 
 import splitlib as sl
-from conftest import LLVM_BIN, llvm_tool, run, tool
+from conftest import LLVM_BIN, llvm_tool, run, thinned, tool
 
 
-@pytest.mark.parametrize("fx", sl.all_fixtures(), ids=lambda f: f.name)
+@pytest.mark.parametrize("fx", thinned(sl.all_fixtures()), ids=lambda f: f.name)
 def test_split_with_debug_info(fx, tmp_path):
     if fx.path.suffix == ".ll":
         pytest.skip("hand-written IR has no debug info")
@@ -105,7 +105,7 @@ def die_lines(obj):
     return re.findall(r"DW_TAG_\w+|DW_AT_(?:name|decl_line|call_line)\s+\(.*\)", out)
 
 
-@pytest.mark.parametrize("fx", sl.all_fixtures(), ids=lambda f: f.name)
+@pytest.mark.parametrize("fx", thinned(sl.all_fixtures()), ids=lambda f: f.name)
 def test_virtual_lines_are_put_back_exactly(fx, tmp_path):
     """Every hazard fixture with -g, split with and without --virtual-lines (and placeholder
     checksums): once the merge step (mtpc-link's, the one the build runs) has put the real

@@ -7,14 +7,14 @@ import os
 import pytest
 
 import splitlib as sl
-from conftest import run, tool
+from conftest import run, thinned, tool
 
 SAN_ENV = dict(os.environ,
                ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=99",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
 
 
-@pytest.mark.parametrize("fx", sl.all_fixtures(), ids=lambda f: f.name)
+@pytest.mark.parametrize("fx", thinned(sl.all_fixtures()), ids=lambda f: f.name)
 def test_split_sanitized(fx, tmp_path, asan_build_dir):
     split = tool("mtpc-split", asan_build_dir)
     for i, src in enumerate(fx.modules):
