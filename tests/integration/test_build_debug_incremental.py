@@ -61,13 +61,18 @@ def inner_files(inner, suffixes):
             for p in sorted(inner.rglob("*")) if p.is_file() and p.name.endswith(suffixes)}
 
 
-@pytest.fixture(params=[(f, e) for f in ("-g", "-gsplit-dwarf") for e in EDITS],
+@pytest.fixture(scope="module", params=[(f, e) for f in ("-g", "-gsplit-dwarf") for e in EDITS],
                 ids=lambda p: f"{p[0]}-{p[1]}")
-def edited(request, tmp_path):
+def edited(request, tmp_path_factory):
     """The debug sample built, then calc.c edited (EDITS) and built again:
-    (flags, edit name, source dir, build dir, inner edges that the second build ran)."""
+    (flags, edit name, source dir, build dir, inner edges that the second build ran).
+    Built once for the tests below, which run in file order for each edit: those that only
+    read first, then test_breakpoints_after_the_edit (which removes the .dwp gdb cannot
+    read), then test_incremental_result_equals_a_full_rebuild (which rebuilds the inner
+    build from scratch, into the same bytes)."""
     flags, name = request.param
     old, new, _ = EDITS[name]
+    tmp_path = tmp_path_factory.mktemp("edited")
     src = tmp_path / "src"
     shutil.copytree(DEBUG, src)
     b = tmp_path / "b"
@@ -114,11 +119,6 @@ def test_real_checksums_after_the_edit(edited):
         assert seen == {real}, f"{flags}: {name}: line tables say {seen}, the file's MD5 is {real}"
 
 
-def test_incremental_result_equals_a_full_rebuild(edited):
-    flags, _, src, b, _ = edited
-    assert_equals_full_rebuild(b, flags)
-
-
 def assert_equals_full_rebuild(b, flags):
     inner = b / "dbg.mtpc"
     suffixes = (".dwo", "native.o")
@@ -131,18 +131,6 @@ def assert_equals_full_rebuild(b, flags):
     assert incremental[1].keys() == full[1].keys()
     differ = [k for k in full[1] if incremental[1][k] != full[1][k]]
     assert not differ, f"{flags}: differ from a full rebuild: {differ}"
-
-
-def test_breakpoints_after_the_edit(edited):
-    flags, _, src, b, _ = edited
-    if not GDB:
-        pytest.skip("gdb not installed")
-    if flags.startswith("-gsplit-dwarf"):
-        # gdb 13 cannot read llvm-dwp's DWARF 5 .dwp (test_build_debug.py); the .dwo files.
-        (b / "dbg.dwp").unlink(missing_ok=True)
-    picks = one_per_partition(b)
-    assert len({(m, i) for m, i, _ in picks}) >= 3, picks
-    check_with_gdb(b / "dbg", [f for _, _, f in picks], src)
 
 
 def test_declared_lines_after_the_edit(edited):
@@ -166,6 +154,23 @@ def test_declared_lines_after_the_edit(edited):
     lt = run([llvm_tool("llvm-dwarfdump"), "--debug-line", b / "dbg"]).stdout
     rows = [int(m.group(1)) for m in re.finditer(r"^0x[0-9a-f]{16}\s+(\d+)\s", lt, re.M)]
     assert rows and max(rows) < len((src / "calc.c").read_text().splitlines()) + 50, max(rows)
+
+
+def test_breakpoints_after_the_edit(edited):
+    flags, _, src, b, _ = edited
+    if not GDB:
+        pytest.skip("gdb not installed")
+    if flags.startswith("-gsplit-dwarf"):
+        # gdb 13 cannot read llvm-dwp's DWARF 5 .dwp (test_build_debug.py); the .dwo files.
+        (b / "dbg.dwp").unlink(missing_ok=True)
+    picks = one_per_partition(b)
+    assert len({(m, i) for m, i, _ in picks}) >= 3, picks
+    check_with_gdb(b / "dbg", [f for _, _, f in picks], src)
+
+
+def test_incremental_result_equals_a_full_rebuild(edited):
+    flags, _, src, b, _ = edited
+    assert_equals_full_rebuild(b, flags)
 
 
 def test_lines_that_cannot_be_restored_fall_back_to_the_unsplit_backend(tmp_path):
