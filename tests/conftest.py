@@ -122,9 +122,9 @@ def asan_build_dir():
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist's --dist loadgroup (scripts/test.sh): the tests of a module that has a
+    """Under pytest-xdist's --dist loadgroup (scripts/test.sh): the tests of a module that use a
     module-scoped fixture (a project or workload built once, a Slurm cluster) run on one worker,
-    so that the fixture is made once; the other tests are spread one by one. First, so that
+    so that the fixture is made once; every other test is spread on its own. First, so that
     xdist's own hook (which turns the mark into the group) sees the mark."""
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
