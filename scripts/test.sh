@@ -5,7 +5,7 @@
 # exercise LLVM (LLVM22_TESTS; not the slow ones) against LLVM 22. The big matrices (fixture x
 # flag set x mode, fixture x partition count, csmith seeds) are shared between the two runs:
 # LLVM 19 runs one half, LLVM 22 the other (MTPC_TEST_THIN, tests/conftest.py), so that every
-# case runs once and every fixture on both. Each run spreads its tests over two pytest-xdist
+# case runs once and every fixture with two or more cases in a matrix on both. Each run spreads its tests over two pytest-xdist
 # workers (MTPC_TEST_WORKERS; the tests that share a module-scoped fixture stay on one
 # worker). Fails if either run fails.
 # Usage: scripts/test.sh [pytest arguments...]   (they apply to the LLVM 19 run; a marker

@@ -57,7 +57,7 @@ os.environ["MTPC_LLVM_BIN"] = str(LLVM_BIN)
 # (i + j) mod K = R, so every row (a fixture, a seed) with K or more cases still runs, each under
 # a different 1/K of the columns (flag sets, partition counts), and the K residues together are
 # the whole matrix. scripts/test.sh runs 2:0 against LLVM 19 and 2:1 against LLVM 22: every
-# case once, every fixture on both.
+# case once, every row of two or more cases on both (the items of a plain list take turns).
 def _thin():
     k, _, r = os.environ.get("MTPC_TEST_THIN", "1").partition(":")
     k, r = max(1, int(k or 1)), int(r or 0)
